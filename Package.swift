@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Sensorium",
+    products: [
+        .library(name: "LuaHost", targets: ["LuaHost"]),
+        .library(name: "SensorKitModel", targets: ["SensorKitModel"]),
+        .library(name: "SensorBackends", targets: ["SensorBackends"]),
+        .library(name: "StudyRuntime", targets: ["StudyRuntime"]),
+        .executable(name: "sensorium", targets: ["sensorium"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // Debian's liblua5.4-dev, found through pkg-config (the C build, never lua5.4-c++).
+        .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
+        // Debian's libedit-dev: the line editor behind `sensorium repl`.
+        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
+        .target(name: "CLuaShim", dependencies: ["CLua"]),
+        .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim"]),
+        .target(name: "SensorKitModel"),
+        .target(name: "SensorBackends", dependencies: ["SensorKitModel"]),
+        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends"]),
+        .executableTarget(name: "sensorium", dependencies: [
+            "LuaHost", "StudyRuntime", "CEditLine", "CLuaShim",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
+        .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
+        .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel"]),
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,143 @@
+/*
+ * luashim.h — the C side of Sensorium's Lua host.
+ *
+ * Everything that may longjmp lives behind this header: the trampolines that
+ * raise errors on behalf of Swift callbacks, the stop hook (instruction budget,
+ * wall-clock deadline, memory limit, interrupt), the capped allocator, the
+ * protected helpers, and function forms of Lua's macros, which Swift cannot import.
+ *
+ * Rule: Swift never calls lua_error, lua_call or any API that may raise outside
+ * a protected call. Swift callbacks return a count of results, or one of the
+ * sentinels below, and the C trampoline acts on it after the Swift frame is gone.
+ */
+#ifndef LUASHIM_H
+#define LUASHIM_H
+
+#include <lua.h>
+#include <lualib.h>
+#include <lauxlib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- sentinels a Swift callback may return instead of a result count ---- */
+#define LUASHIM_RAISE (-1)          /* raise the value on top (a string gets the caller's file:line:) */
+#define LUASHIM_RAISE_NOPREFIX (-2) /* raise the value on top unchanged */
+#define LUASHIM_YIELD_BASE (-1000)  /* LUASHIM_YIELD_BASE - n: yield n values */
+
+/* ---- why a script was stopped ---- */
+enum luashim_stop {
+    LUASHIM_STOP_NONE = 0,
+    LUASHIM_STOP_BUDGET = 1,     /* instruction budget used up */
+    LUASHIM_STOP_DEADLINE = 2,   /* wall-clock deadline passed */
+    LUASHIM_STOP_MEMORY = 3,     /* memory limit exceeded */
+    LUASHIM_STOP_INTERRUPT = 4,  /* Ctrl-C (SIGINT) */
+};
+
+/* A Swift function callable from Lua through the safe trampoline. */
+typedef int (*luashim_SwiftFn)(lua_State *L);
+/* The one dispatcher for capturing Swift closures: `box` is the retained closure box. */
+typedef int (*luashim_Dispatcher)(lua_State *L, void *box);
+/* Releases a closure box when Lua collects it (never raises). */
+typedef void (*luashim_Release)(void *box);
+
+/* Releases a host object held by a userdata (`releaser` is the class's token). */
+typedef void (*luashim_UserdataRelease)(void *object, void *releaser);
+
+/* ---- state lifecycle ---- */
+
+/* Creates a state with the capped allocator (memory_limit bytes; 0 = none) and
+ * a host record in its extra space. Returns NULL if even that fails. */
+lua_State *luashim_newstate(size_t memory_limit);
+/* Closes the state and frees the host record. */
+void luashim_close(lua_State *L);
+/* Opens the standard libraries inside a protected call; returns a Lua status. */
+int luashim_openlibs(lua_State *L);
+/* An opaque pointer the embedder keeps with the state (Swift's LuaState object). */
+void luashim_set_context(lua_State *L, void *context);
+void *luashim_get_context(lua_State *L);
+
+/* ---- closures ---- */
+void luashim_set_dispatcher(lua_State *L, luashim_Dispatcher dispatcher, luashim_Release release);
+/* Pushes a Lua function that calls `fn` through the trampoline. [-0, +1] */
+void luashim_push_swiftfn(lua_State *L, luashim_SwiftFn fn);
+/* Pushes a Lua function that calls the dispatcher with `box` (retained by the caller;
+ * released through the release callback when collected). [-0, +1] */
+void luashim_push_closure(lua_State *L, void *box);
+/* Host userdata are two pointers: the object and its class's releaser token.
+ * This pushes the C function used as their __gc and __close: it clears the
+ * object pointer and calls the release callback once. [-0, +1] */
+void luashim_set_userdata_release(lua_State *L, luashim_UserdataRelease release);
+void luashim_push_userdata_release(lua_State *L);
+/* Pushes a plain C function (for benchmarks: the trampoline's baseline). [-0, +1] */
+void luashim_push_c_identity(lua_State *L);
+
+/* ---- protected calls ---- */
+/* lua_pcall with the traceback message handler below the function. The traceback
+ * of the last error is kept and read with luashim_last_traceback. [-(nargs+1), +(nresults|1)] */
+int luashim_pcall(lua_State *L, int nargs, int nresults);
+/* Pushes the traceback string of the last error handled by luashim_pcall (or nil). [-0, +1] */
+void luashim_push_last_traceback(lua_State *L);
+/* Runs luaL_tolstring (may call __tostring) in a protected call. Pushes the string or the error. [-0, +1] */
+int luashim_tolstring_protected(lua_State *L, int idx);
+/* Protected lua_gettable / lua_settable: t[k] with t at idx, key (and value) on top. */
+int luashim_gettable_protected(lua_State *L, int idx);
+int luashim_settable_protected(lua_State *L, int idx);
+
+/* ---- limits ---- */
+void luashim_set_memory_limit(lua_State *L, size_t limit);
+size_t luashim_memory_limit(lua_State *L);
+size_t luashim_memory_used(lua_State *L);
+size_t luashim_memory_peak(lua_State *L);
+void luashim_reset_memory_peak(lua_State *L);
+/* Sets an instruction budget (0 = none) counted in steps of `step` instructions.
+ * Install it before creating coroutines: threads inherit hooks when created. */
+void luashim_set_instruction_budget(lua_State *L, long long budget, int step);
+long long luashim_instructions_used(lua_State *L);
+/* Arms a wall-clock deadline `ms` from now (0 disarms). Costs nothing until it fires. */
+void luashim_deadline_arm(lua_State *L, long long ms);
+void luashim_deadline_disarm(lua_State *L);
+/* Requests a stop (async-signal-safe: for a SIGINT handler). */
+void luashim_request_interrupt(lua_State *L);
+/* The stop in force (enum luashim_stop), and clearing it before the next chunk. */
+int luashim_stop_reason(lua_State *L);
+void luashim_clear_stop(lua_State *L);
+/* Size of an allocation refused outright because it alone broke the limit (0 if none). */
+size_t luashim_refused_allocation(lua_State *L);
+/* Installs a SIGINT handler that interrupts the given state; pass NULL to restore. */
+void luashim_install_sigint(lua_State *L);
+/* Was SIGINT received since the last call? (clears the flag) */
+int luashim_take_sigint(void);
+
+/* ---- sandbox primitives (registered as globals by the host's policy) ---- */
+/* Replaces coroutine.resume/wrap/create with versions that keep the stop hook on
+ * every running coroutine. Call after openlibs. [-0, +0] */
+void luashim_install_coroutine_guards(lua_State *L);
+/* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
+ * strings bytewise, then booleans, then other keys) and a matching `next`. [-0, +2] */
+void luashim_push_sorted_iterators(lua_State *L);
+/* Loads a text chunk (bytecode refused) with the given chunk name. Returns a
+ * Lua status; pushes the function or an error message. [-0, +1] */
+int luashim_load_text(lua_State *L, const char *buffer, size_t size, const char *chunkname);
+
+/* Pushes "bad argument #arg to 'name' (extramsg)" for the running C function,
+ * as luaL_argerror words it, without raising. [-0, +1] */
+void luashim_push_argerror(lua_State *L, int arg, const char *extramsg);
+
+/* ---- function forms of Lua macros ---- */
+int luashim_registryindex(void);
+int luashim_upvalueindex(int i);
+void luashim_pop(lua_State *L, int n);
+void luashim_newtable(lua_State *L);
+int luashim_isnoneornil(lua_State *L, int idx);
+const char *luashim_tolstring_raw(lua_State *L, int idx, size_t *len); /* strings only; NULL otherwise */
+double luashim_tonumber(lua_State *L, int idx);
+long long luashim_tointeger(lua_State *L, int idx, int *isnum);
+void luashim_insert(lua_State *L, int idx);
+void luashim_remove(lua_State *L, int idx);
+void luashim_replace(lua_State *L, int idx);
+int luashim_getmetatable_named(lua_State *L, const char *name);
+int luashim_gc_collect(lua_State *L);
+int luashim_gc_count_kb(lua_State *L);
+int luashim_gc_generational(lua_State *L);
+
+#endif

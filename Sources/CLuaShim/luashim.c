@@ -1,0 +1,841 @@
+/*
+ * luashim.c — the only place in Sensorium where Lua may longjmp.
+ *
+ * Sections: the host record, the capped allocator, stops (hook, watchdog,
+ * SIGINT), trampolines, protected helpers, coroutine guards, deterministic
+ * iteration, loading, and macro forms. Each function states its stack effect.
+ */
+#define _GNU_SOURCE
+#include "luashim.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ===================================================================== */
+/* The host record, kept in the state's extra space (copied to threads)  */
+/* ===================================================================== */
+
+typedef struct luashim_host {
+    /* memory */
+    size_t used, limit, peak, refused;
+    int in_host;                 /* > 0 while Swift runs: the cap is soft */
+    int overshoot;               /* Swift allocated past the cap */
+    /* stops */
+    volatile sig_atomic_t stop;  /* enum luashim_stop */
+    long long budget, instr_used;
+    int step;
+    volatile sig_atomic_t lua_running;
+    lua_State *main;
+    lua_State *volatile running; /* innermost coroutine being resumed, or NULL */
+    /* watchdog */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pthread_t watchdog;
+    int watchdog_started, quit;
+    long long deadline_ns, deadline_ms;
+    /* embedder */
+    void *context;
+    luashim_Dispatcher dispatcher;
+    luashim_Release release;
+    luashim_UserdataRelease udrelease;
+    int overshoot_msg_ref;
+} luashim_host;
+
+static luashim_host *gethost(lua_State *L) { return *(luashim_host **)lua_getextraspace(L); }
+
+static const char TRACEBACK_KEY = 'T';
+static const char CLOSUREBOX_MT[] = "luashim.closurebox";
+static const char NEXT_CACHE_KEY = 'N';
+
+static long long monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ===================================================================== */
+/* Stops: the hook raises, sticky, until the host clears the stop        */
+/* ===================================================================== */
+
+static void format_bytes(char *out, size_t n, size_t bytes) {
+    if (bytes >= 1024 * 1024) snprintf(out, n, "%.0f MiB", (double)bytes / (1024.0 * 1024.0));
+    else if (bytes >= 1024) snprintf(out, n, "%.0f KiB", (double)bytes / 1024.0);
+    else snprintf(out, n, "%zu bytes", bytes);
+}
+
+/* The count hook: counts the instruction budget and raises a stop. Once a stop
+ * is set it re-arms itself to fire on every instruction, so a script's own
+ * pcall cannot carry on (Redis's SCRIPT KILL trick). */
+static void raise_stop(lua_State *L, int level);
+
+static void stop_hook(lua_State *L, lua_Debug *ar) {
+    luashim_host *h = gethost(L);
+    (void)ar;
+    if (h->stop == LUASHIM_STOP_NONE && h->budget > 0) {
+        h->instr_used += h->step;
+        if (h->instr_used >= h->budget) h->stop = LUASHIM_STOP_BUDGET;
+    }
+    if (h->stop == LUASHIM_STOP_NONE) return;
+    lua_sethook(L, stop_hook, LUA_MASKCOUNT, 1);
+    raise_stop(L, 0); /* inside a hook, level 0 is the Lua function being run */
+}
+
+/* Raises the stop in force, prefixed with the position of stack level `level`. */
+static void raise_stop(lua_State *L, int level) {
+    luashim_host *h = gethost(L);
+    char size[32];
+    luaL_where(L, level);
+    switch (h->stop) {
+    case LUASHIM_STOP_BUDGET:
+        lua_pushfstring(L, "stopped: instruction budget of %I instructions exceeded", (lua_Integer)h->budget);
+        break;
+    case LUASHIM_STOP_DEADLINE:
+        lua_pushfstring(L, "stopped: time limit of %I ms exceeded", (lua_Integer)h->deadline_ms);
+        break;
+    case LUASHIM_STOP_MEMORY:
+        format_bytes(size, sizeof size, h->limit);
+        lua_pushfstring(L, "stopped: memory limit of %s exceeded", size);
+        break;
+    default:
+        lua_pushliteral(L, "stopped: interrupted");
+    }
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+/* Arms the stop hook on the main thread and on the running coroutine. */
+static void arm_hooks(luashim_host *h) {
+    lua_sethook(h->main, stop_hook, LUA_MASKCOUNT, 1);
+    lua_State *co = h->running;
+    if (co) lua_sethook(co, stop_hook, LUA_MASKCOUNT, 1);
+}
+
+static void trigger_stop(luashim_host *h, int reason) {
+    if (h->stop != LUASHIM_STOP_NONE) return;
+    h->stop = reason;
+    arm_hooks(h);
+}
+
+/* Restores the normal hook (budget counting or none) on the main thread. */
+static void restore_hook(luashim_host *h) {
+    if (h->budget > 0) lua_sethook(h->main, stop_hook, LUA_MASKCOUNT, h->step);
+    else lua_sethook(h->main, NULL, 0, 0);
+}
+
+/* ===================================================================== */
+/* The capped allocator                                                   */
+/* ===================================================================== */
+
+/* Hard in Lua code: past the limit the stop is raised at the next
+ * instruction, and a single request past limit + headroom is refused outright.
+ * Soft while Swift runs (in_host > 0): the allocation succeeds and the
+ * trampoline raises once the Swift frame has returned. */
+static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    luashim_host *h = (luashim_host *)ud;
+    if (ptr == NULL) osize = 0;
+    if (nsize == 0) {
+        free(ptr);
+        h->used -= osize;
+        return NULL;
+    }
+    if (h->limit && nsize > osize) {
+        size_t next = h->used - osize + nsize;
+        if (next > h->limit) {
+            if (h->in_host > 0) {
+                h->overshoot = 1;
+            } else {
+                size_t headroom = h->limit / 4 > (1u << 20) ? h->limit / 4 : (1u << 20);
+                trigger_stop(h, LUASHIM_STOP_MEMORY);
+                if (next > h->limit + headroom) {
+                    h->refused = nsize;
+                    return NULL;
+                }
+            }
+        }
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL) return NULL;
+    h->used = h->used - osize + nsize;
+    if (h->used > h->peak) h->peak = h->used;
+    return p;
+}
+
+/* ===================================================================== */
+/* Watchdog (deadline) and SIGINT                                         */
+/* ===================================================================== */
+
+static void *watchdog_main(void *arg) {
+    luashim_host *h = (luashim_host *)arg;
+    pthread_mutex_lock(&h->lock);
+    while (!h->quit) {
+        if (h->deadline_ns == 0) {
+            pthread_cond_wait(&h->cond, &h->lock);
+            continue;
+        }
+        struct timespec ts = { h->deadline_ns / 1000000000LL, h->deadline_ns % 1000000000LL };
+        pthread_cond_timedwait(&h->cond, &h->lock, &ts);
+        if (h->deadline_ns != 0 && monotonic_ns() >= h->deadline_ns) {
+            h->deadline_ns = 0;
+            if (h->lua_running) trigger_stop(h, LUASHIM_STOP_DEADLINE);
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    return NULL;
+}
+
+void luashim_deadline_arm(lua_State *L, long long ms) {
+    luashim_host *h = gethost(L);
+    if (ms <= 0) { luashim_deadline_disarm(L); return; }
+    pthread_mutex_lock(&h->lock);
+    if (!h->watchdog_started) {
+        pthread_condattr_t attr;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_destroy(&h->cond);
+        pthread_cond_init(&h->cond, &attr);
+        pthread_condattr_destroy(&attr);
+        if (pthread_create(&h->watchdog, NULL, watchdog_main, h) == 0) h->watchdog_started = 1;
+    }
+    h->deadline_ms = ms;
+    h->deadline_ns = monotonic_ns() + ms * 1000000LL;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+}
+
+void luashim_deadline_disarm(lua_State *L) {
+    luashim_host *h = gethost(L);
+    pthread_mutex_lock(&h->lock);
+    h->deadline_ns = 0;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static luashim_host *volatile sigint_host = NULL;
+static volatile sig_atomic_t sigint_flag = 0;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    sigint_flag = 1;
+    luashim_host *h = sigint_host;
+    if (h && h->lua_running) trigger_stop(h, LUASHIM_STOP_INTERRUPT); /* as lua.c's laction */
+}
+
+void luashim_install_sigint(lua_State *L) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (L) {
+        sigint_host = gethost(L);
+        sa.sa_handler = on_sigint;
+    } else {
+        sigint_host = NULL;
+        sa.sa_handler = SIG_DFL;
+    }
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int luashim_take_sigint(void) {
+    int was = sigint_flag;
+    sigint_flag = 0;
+    return was;
+}
+
+void luashim_request_interrupt(lua_State *L) {
+    luashim_host *h = gethost(L);
+    trigger_stop(h, LUASHIM_STOP_INTERRUPT);
+}
+
+int luashim_stop_reason(lua_State *L) { return gethost(L)->stop; }
+
+void luashim_clear_stop(lua_State *L) {
+    luashim_host *h = gethost(L);
+    pthread_mutex_lock(&h->lock);
+    h->stop = LUASHIM_STOP_NONE;
+    h->refused = 0;
+    restore_hook(h);
+    pthread_mutex_unlock(&h->lock);
+}
+
+size_t luashim_refused_allocation(lua_State *L) { return gethost(L)->refused; }
+
+void luashim_set_instruction_budget(lua_State *L, long long budget, int step) {
+    luashim_host *h = gethost(L);
+    h->budget = budget > 0 ? budget : 0;
+    h->step = step > 0 ? step : 1000;
+    h->instr_used = 0;
+    if (h->stop == LUASHIM_STOP_NONE) restore_hook(h);
+}
+
+long long luashim_instructions_used(lua_State *L) { return gethost(L)->instr_used; }
+
+/* ===================================================================== */
+/* State lifecycle                                                        */
+/* ===================================================================== */
+
+lua_State *luashim_newstate(size_t memory_limit) {
+    luashim_host *h = (luashim_host *)calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->limit = memory_limit;
+    h->in_host = 1; /* Swift owns the thread until a protected call enters Lua */
+    h->step = 1000;
+    h->overshoot_msg_ref = LUA_NOREF;
+    pthread_mutex_init(&h->lock, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    lua_State *L = lua_newstate(capped_alloc, h);
+    if (!L) {
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->cond);
+        free(h);
+        return NULL;
+    }
+    *(luashim_host **)lua_getextraspace(L) = h;
+    h->main = L;
+    return L;
+}
+
+void luashim_close(lua_State *L) {
+    luashim_host *h = gethost(L);
+    if (sigint_host == h) luashim_install_sigint(NULL);
+    pthread_mutex_lock(&h->lock);
+    h->quit = 1;
+    pthread_cond_signal(&h->cond);
+    pthread_mutex_unlock(&h->lock);
+    if (h->watchdog_started) pthread_join(h->watchdog, NULL);
+    h->in_host = 1;
+    lua_close(L);
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->cond);
+    free(h);
+}
+
+void luashim_set_context(lua_State *L, void *context) { gethost(L)->context = context; }
+void *luashim_get_context(lua_State *L) { return gethost(L)->context; }
+
+static int closurebox_gc(lua_State *L) {
+    void **slot = (void **)lua_touserdata(L, 1);
+    luashim_host *h = gethost(L);
+    if (slot && *slot && h->release) {
+        h->release(*slot);
+        *slot = NULL;
+    }
+    return 0;
+}
+
+static int openlibs_protected(lua_State *L) {
+    luashim_host *h = gethost(L);
+    luaL_openlibs(L);
+    lua_pushliteral(L, "not enough memory (a host function exceeded the memory limit)");
+    h->overshoot_msg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    luaL_newmetatable(L, CLOSUREBOX_MT);
+    lua_pushcfunction(L, closurebox_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushliteral(L, "locked");
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 1);
+    lua_newtable(L);                                      /* next's snapshot cache */
+    lua_newtable(L);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &NEXT_CACHE_KEY);
+    return 0;
+}
+
+int luashim_openlibs(lua_State *L) {
+    lua_pushcfunction(L, openlibs_protected);
+    return luashim_pcall(L, 0, 0);
+}
+
+/* ===================================================================== */
+/* Trampolines: Swift returns a count or a sentinel, C raises             */
+/* ===================================================================== */
+
+static int finish_host_call(lua_State *L, luashim_host *h, int n) {
+    h->in_host--;
+    if (h->overshoot && h->in_host == 0) {
+        h->overshoot = 0;
+        lua_settop(L, 0); /* let the emergency collection reclaim what Swift pushed */
+        lua_rawgeti(L, LUA_REGISTRYINDEX, h->overshoot_msg_ref);
+        return lua_error(L);
+    }
+    if (n == LUASHIM_RAISE) {
+        if (lua_type(L, -1) == LUA_TSTRING) { /* like luaL_error: name the caller's line */
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        return lua_error(L);
+    }
+    if (n == LUASHIM_RAISE_NOPREFIX) return lua_error(L);
+    if (n <= LUASHIM_YIELD_BASE) return lua_yield(L, LUASHIM_YIELD_BASE - n);
+    return n;
+}
+
+static int fn_trampoline(lua_State *L) {
+    luashim_SwiftFn fn = (luashim_SwiftFn)lua_touserdata(L, lua_upvalueindex(1));
+    luashim_host *h = gethost(L);
+    h->in_host++;
+    return finish_host_call(L, h, fn(L));
+}
+
+static int closure_trampoline(lua_State *L) {
+    void **slot = (void **)lua_touserdata(L, lua_upvalueindex(1));
+    luashim_host *h = gethost(L);
+    if (*slot == NULL) return 0; /* released while the state closes */
+    h->in_host++;
+    return finish_host_call(L, h, h->dispatcher(L, *slot));
+}
+
+void luashim_set_dispatcher(lua_State *L, luashim_Dispatcher dispatcher, luashim_Release release) {
+    luashim_host *h = gethost(L);
+    h->dispatcher = dispatcher;
+    h->release = release;
+}
+
+void luashim_push_swiftfn(lua_State *L, luashim_SwiftFn fn) {
+    lua_pushlightuserdata(L, (void *)fn);
+    lua_pushcclosure(L, fn_trampoline, 1);
+}
+
+void luashim_push_closure(lua_State *L, void *box) {
+    void **slot = (void **)lua_newuserdatauv(L, sizeof(void *), 0);
+    *slot = box;
+    luaL_setmetatable(L, CLOSUREBOX_MT);
+    lua_pushcclosure(L, closure_trampoline, 1);
+}
+
+/* __gc and __close of host userdata: slot[0] the object, slot[1] its releaser. */
+static int userdata_release(lua_State *L) {
+    void **slot = (void **)lua_touserdata(L, 1);
+    luashim_host *h = gethost(L);
+    if (slot && slot[0] && h->udrelease) {
+        void *object = slot[0];
+        slot[0] = NULL;
+        h->udrelease(object, slot[1]);
+    }
+    return 0;
+}
+
+void luashim_set_userdata_release(lua_State *L, luashim_UserdataRelease release) { gethost(L)->udrelease = release; }
+void luashim_push_userdata_release(lua_State *L) { lua_pushcfunction(L, userdata_release); }
+
+static int c_identity(lua_State *L) {
+    lua_settop(L, 1);
+    return 1;
+}
+
+void luashim_push_c_identity(lua_State *L) { lua_pushcfunction(L, c_identity); }
+
+/* ===================================================================== */
+/* Protected calls                                                        */
+/* ===================================================================== */
+
+/* Message handler: keeps a traceback of the error beside it and returns the
+ * error value unchanged. Skips the traceback when memory is nearly exhausted. */
+static int msghandler(lua_State *L) {
+    luashim_host *h = gethost(L);
+    if (h->limit == 0 || h->used + (256u << 10) < h->limit + h->limit / 4) {
+        luaL_traceback(L, L, NULL, 1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACEBACK_KEY);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+int luashim_pcall(lua_State *L, int nargs, int nresults) {
+    luashim_host *h = gethost(L);
+    int base = lua_gettop(L) - nargs;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACEBACK_KEY);
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    int saved_in_host = h->in_host;
+    int saved_running = h->lua_running;
+    h->in_host = 0;
+    h->overshoot = 0;
+    h->lua_running = 1;
+    int status = lua_pcall(L, nargs, nresults, base);
+    h->lua_running = saved_running;
+    h->in_host = saved_in_host;
+    lua_remove(L, base);
+    return status;
+}
+
+void luashim_push_last_traceback(lua_State *L) { lua_rawgetp(L, LUA_REGISTRYINDEX, &TRACEBACK_KEY); }
+
+static int tolstring_body(lua_State *L) {
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+int luashim_tolstring_protected(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, tolstring_body);
+    lua_pushvalue(L, idx);
+    return luashim_pcall(L, 1, 1);
+}
+
+static int gettable_body(lua_State *L) {
+    lua_gettable(L, 1);
+    return 1;
+}
+
+int luashim_gettable_protected(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, gettable_body);
+    lua_pushvalue(L, idx);
+    lua_rotate(L, -3, -1); /* key, fn, t -> fn, t, key */
+    lua_rotate(L, -3, 2);
+    return luashim_pcall(L, 2, 1);
+}
+
+static int settable_body(lua_State *L) {
+    lua_settable(L, 1);
+    return 0;
+}
+
+int luashim_settable_protected(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_pushcfunction(L, settable_body); /* key, value, fn */
+    lua_pushvalue(L, idx);               /* key, value, fn, t */
+    lua_rotate(L, -4, 2);                /* fn, t, key, value */
+    return luashim_pcall(L, 3, 0);
+}
+
+/* ===================================================================== */
+/* Coroutine guards: the stop hook follows the running coroutine          */
+/* ===================================================================== */
+
+/* Resumes `co` with `narg` values from L; returns the number of results moved
+ * to L, or -1 with an error value on L's top (lcorolib's auxresume). */
+static int guarded_resume(lua_State *L, lua_State *co, int narg) {
+    luashim_host *h = gethost(L);
+    if (h->stop != LUASHIM_STOP_NONE) {
+        lua_pushliteral(L, "stopped");
+        return -1;
+    }
+    if (!lua_checkstack(co, narg)) {
+        lua_pushliteral(L, "too many arguments to resume");
+        return -1;
+    }
+    lua_sethook(co, lua_gethook(L), lua_gethookmask(L), lua_gethookcount(L));
+    pthread_mutex_lock(&h->lock);
+    lua_State *previous = h->running;
+    h->running = co;
+    pthread_mutex_unlock(&h->lock);
+    lua_xmove(L, co, narg);
+    int nres = 0;
+    int status = lua_resume(co, L, narg, &nres);
+    pthread_mutex_lock(&h->lock);
+    h->running = previous;
+    pthread_mutex_unlock(&h->lock);
+    if (status == LUA_OK || status == LUA_YIELD) {
+        if (!lua_checkstack(L, nres + 1)) {
+            lua_pop(co, nres);
+            lua_pushliteral(L, "too many results to resume");
+            return -1;
+        }
+        lua_xmove(co, L, nres);
+        return nres;
+    }
+    lua_xmove(co, L, 1);
+    return -1;
+}
+
+static int guarded_coresume(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    luaL_argexpected(L, co, 1, "coroutine");
+    int r = guarded_resume(L, co, lua_gettop(L) - 1);
+    if (gethost(L)->stop != LUASHIM_STOP_NONE) raise_stop(L, 1); /* re-raise in the resumer */
+    if (r < 0) {
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    lua_insert(L, -(r + 1));
+    return r + 1;
+}
+
+static int guarded_auxwrap(lua_State *L) {
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    int r = guarded_resume(L, co, lua_gettop(L));
+    if (gethost(L)->stop != LUASHIM_STOP_NONE) raise_stop(L, 1);
+    if (r < 0) {
+        int stat = lua_status(co);
+        if (stat != LUA_OK && stat != LUA_YIELD) {
+            stat = lua_resetthread(co);
+            lua_xmove(co, L, 1);
+        }
+        if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+            luaL_where(L, 1);
+            lua_insert(L, -2);
+            lua_concat(L, 2);
+        }
+        return lua_error(L);
+    }
+    return r;
+}
+
+static int guarded_cowrap(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, co, 1);
+    lua_pushcclosure(L, guarded_auxwrap, 1);
+    return 1;
+}
+
+void luashim_install_coroutine_guards(lua_State *L) {
+    if (lua_getglobal(L, "coroutine") == LUA_TTABLE) {
+        lua_pushcfunction(L, guarded_coresume);
+        lua_setfield(L, -2, "resume");
+        lua_pushcfunction(L, guarded_cowrap);
+        lua_setfield(L, -2, "wrap");
+    }
+    lua_pop(L, 1);
+}
+
+/* ===================================================================== */
+/* Deterministic iteration: pairs/next in a stable key order              */
+/* ===================================================================== */
+
+typedef struct sort_key {
+    int rank;          /* 0 number, 1 string, 2 boolean, 3 other */
+    int isint;
+    lua_Integer i;
+    lua_Number n;
+    const char *s;
+    size_t len;
+    int b;
+    int original;      /* raw traversal position: the last tie-breaker */
+} sort_key;
+
+static int compare_keys(const void *pa, const void *pb) {
+    const sort_key *a = (const sort_key *)pa, *b = (const sort_key *)pb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    switch (a->rank) {
+    case 0:
+        if (a->isint && b->isint) {
+            if (a->i != b->i) return a->i < b->i ? -1 : 1;
+        } else {
+            lua_Number x = a->isint ? (lua_Number)a->i : a->n;
+            lua_Number y = b->isint ? (lua_Number)b->i : b->n;
+            if (x != y) return x < y ? -1 : 1;
+            if (a->isint != b->isint) return a->isint ? -1 : 1;
+        }
+        break;
+    case 1: {
+        size_t m = a->len < b->len ? a->len : b->len;
+        int c = memcmp(a->s, b->s, m);
+        if (c != 0) return c < 0 ? -1 : 1;
+        if (a->len != b->len) return a->len < b->len ? -1 : 1;
+        break;
+    }
+    case 2:
+        if (a->b != b->b) return a->b < b->b ? -1 : 1;
+        break;
+    }
+    return a->original < b->original ? -1 : (a->original > b->original);
+}
+
+/* Pushes a new array of t's keys in stable order (t at absolute index t). [-0, +1] */
+static void push_sorted_keys(lua_State *L, int t) {
+    lua_Integer n = 0;
+    lua_newtable(L);                                    /* keys */
+    int keys = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, keys, ++n);
+    }
+    if (n < 2) return;
+    sort_key *buf = (sort_key *)lua_newuserdatauv(L, sizeof(sort_key) * (size_t)n, 0);
+    for (lua_Integer k = 1; k <= n; k++) {
+        sort_key *e = &buf[k - 1];
+        memset(e, 0, sizeof *e);
+        e->original = (int)k;
+        int type = lua_rawgeti(L, keys, k);
+        if (type == LUA_TNUMBER) {
+            e->rank = 0;
+            e->isint = lua_isinteger(L, -1);
+            if (e->isint) e->i = lua_tointeger(L, -1); else e->n = lua_tonumber(L, -1);
+        } else if (type == LUA_TSTRING) {
+            e->rank = 1;
+            e->s = lua_tolstring(L, -1, &e->len); /* anchored by `keys` */
+        } else if (type == LUA_TBOOLEAN) {
+            e->rank = 2;
+            e->b = lua_toboolean(L, -1);
+        } else {
+            e->rank = 3;
+        }
+        lua_pop(L, 1);
+    }
+    qsort(buf, (size_t)n, sizeof(sort_key), compare_keys);
+    lua_createtable(L, (int)n, 0);                       /* sorted */
+    for (lua_Integer k = 1; k <= n; k++) {
+        lua_rawgeti(L, keys, buf[k - 1].original);
+        lua_rawseti(L, -2, k);
+    }
+    lua_replace(L, keys);
+    lua_pop(L, 1);                                       /* buf */
+}
+
+/* Iterator closure of sorted pairs: upvalues (keys, position). */
+static int sorted_pairs_step(lua_State *L) {
+    lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2));
+    for (;;) {
+        pos++;
+        if (lua_rawgeti(L, lua_upvalueindex(1), pos) == LUA_TNIL) {
+            lua_pushinteger(L, pos - 1);
+            lua_replace(L, lua_upvalueindex(2));
+            return 1;
+        }
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, 1) != LUA_TNIL) {           /* skip keys removed meanwhile */
+            lua_pushinteger(L, pos);
+            lua_replace(L, lua_upvalueindex(2));
+            return 2;
+        }
+        lua_pop(L, 2);
+    }
+}
+
+static int sorted_pairs(lua_State *L) {
+    if (luaL_getmetafield(L, 1, "__pairs") != LUA_TNIL) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 1, 3);
+        return 3;
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    push_sorted_keys(L, 1);
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, sorted_pairs_step, 2);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+/* next(t, k) in the same order. The key order of t is cached (weakly, in the
+ * registry) so a traversal costs O(n log n) once, then O(1) a step in the usual
+ * sequence; snapshot[0] remembers the last position handed out. */
+static int sorted_next(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &NEXT_CACHE_KEY);  /* 3: cache */
+    lua_pushvalue(L, 1);
+    int have = lua_rawget(L, 3) == LUA_TTABLE;             /* 4: snapshot or nil */
+    lua_Integer pos = 0;
+    if (lua_isnil(L, 2) || !have) {
+        lua_pop(L, 1);
+        push_sorted_keys(L, 1);                            /* 4: snapshot */
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, 4);
+        lua_rawset(L, 3);
+    }
+    if (!lua_isnil(L, 2)) {
+        lua_rawgeti(L, 4, 0);
+        lua_Integer last = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        lua_rawgeti(L, 4, last);
+        int same = last > 0 && lua_rawequal(L, -1, 2);
+        lua_pop(L, 1);
+        if (same) pos = last;
+        else {
+            lua_Integer n = (lua_Integer)lua_rawlen(L, 4);
+            for (lua_Integer i = 1; i <= n && pos == 0; i++) {
+                lua_rawgeti(L, 4, i);
+                if (lua_rawequal(L, -1, 2)) pos = i;
+                lua_pop(L, 1);
+            }
+            if (pos == 0) return luaL_error(L, "invalid key to 'next'");
+        }
+    }
+    for (;;) {
+        pos++;
+        if (lua_rawgeti(L, 4, pos) == LUA_TNIL) {          /* end: forget the snapshot */
+            lua_pushvalue(L, 1);
+            lua_pushnil(L);
+            lua_rawset(L, 3);
+            lua_pushnil(L);
+            return 1;
+        }
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, 1) != LUA_TNIL) {
+            lua_pushinteger(L, pos);
+            lua_rawseti(L, 4, 0);
+            return 2;
+        }
+        lua_pop(L, 2);
+    }
+}
+
+void luashim_push_sorted_iterators(lua_State *L) {
+    lua_pushcfunction(L, sorted_pairs);
+    lua_pushcfunction(L, sorted_next);
+}
+
+/* ===================================================================== */
+/* Loading text chunks                                                    */
+/* ===================================================================== */
+
+int luashim_load_text(lua_State *L, const char *buffer, size_t size, const char *chunkname) {
+    if (size > 0 && buffer[0] == LUA_SIGNATURE[0]) {
+        lua_pushfstring(L, "%s: precompiled bytecode is refused; Sensorium loads Lua source text only",
+                        chunkname[0] == '@' || chunkname[0] == '=' ? chunkname + 1 : chunkname);
+        return LUA_ERRSYNTAX;
+    }
+    return luaL_loadbufferx(L, buffer, size, chunkname, "t");
+}
+
+/* ===================================================================== */
+/* Function forms of macros                                               */
+/* ===================================================================== */
+
+int luashim_registryindex(void) { return LUA_REGISTRYINDEX; }
+int luashim_upvalueindex(int i) { return lua_upvalueindex(i); }
+void luashim_pop(lua_State *L, int n) { lua_pop(L, n); }
+void luashim_newtable(lua_State *L) { lua_newtable(L); }
+int luashim_isnoneornil(lua_State *L, int idx) { return lua_isnoneornil(L, idx); }
+const char *luashim_tolstring_raw(lua_State *L, int idx, size_t *len) {
+    if (lua_type(L, idx) != LUA_TSTRING) return NULL;
+    return lua_tolstring(L, idx, len);
+}
+double luashim_tonumber(lua_State *L, int idx) { return (double)lua_tonumberx(L, idx, NULL); }
+long long luashim_tointeger(lua_State *L, int idx, int *isnum) { return (long long)lua_tointegerx(L, idx, isnum); }
+void luashim_insert(lua_State *L, int idx) { lua_insert(L, idx); }
+void luashim_remove(lua_State *L, int idx) { lua_remove(L, idx); }
+void luashim_replace(lua_State *L, int idx) { lua_replace(L, idx); }
+int luashim_getmetatable_named(lua_State *L, const char *name) { return luaL_getmetatable(L, name); }
+int luashim_gc_collect(lua_State *L) { return lua_gc(L, LUA_GCCOLLECT); }
+int luashim_gc_count_kb(lua_State *L) { return lua_gc(L, LUA_GCCOUNT); }
+int luashim_gc_generational(lua_State *L) { return lua_gc(L, LUA_GCGEN, 0, 0); }
+
+void luashim_set_memory_limit(lua_State *L, size_t limit) { gethost(L)->limit = limit; }
+size_t luashim_memory_limit(lua_State *L) { return gethost(L)->limit; }
+size_t luashim_memory_used(lua_State *L) { return gethost(L)->used; }
+size_t luashim_memory_peak(lua_State *L) { return gethost(L)->peak; }
+void luashim_reset_memory_peak(lua_State *L) { luashim_host *h = gethost(L); h->peak = h->used; }
+
+void luashim_push_argerror(lua_State *L, int arg, const char *extramsg) {
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar)) {
+        lua_pushfstring(L, "bad argument #%d (%s)", arg, extramsg);
+        return;
+    }
+    lua_getinfo(L, "n", &ar);
+    if (ar.namewhat && strcmp(ar.namewhat, "method") == 0) {
+        arg--;
+        if (arg == 0) {
+            lua_pushfstring(L, "calling '%s' on bad self (%s)", ar.name ? ar.name : "?", extramsg);
+            return;
+        }
+    }
+    lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, ar.name ? ar.name : "?", extramsg);
+}

@@ -1,0 +1,75 @@
+/// The read-eval-print logic of `sensorium repl`, without any terminal.
+///
+/// Feed it lines; it answers whether it needs more input (the chunk is
+/// incomplete), or what to print. Like lua.c: a line starting with `=` is an
+/// expression; a chunk that compiles as `return <chunk>` prints its values;
+/// otherwise it runs as statements. Errors leave the state usable.
+public final class LuaRepl {
+    public enum Reply: Equatable {
+        /// The chunk is incomplete: show the continuation prompt.
+        case needMore
+        /// The chunk ran; print `text` (empty when there was nothing to show).
+        case output(String)
+        /// The chunk failed to compile or run.
+        case error(String)
+    }
+
+    public let state: LuaState
+    private var pending: [String] = []
+    public let chunkName: String
+
+    public init(state: LuaState, chunkName: String = "=stdin") {
+        self.state = state
+        self.chunkName = chunkName
+    }
+
+    public var prompt: String { pending.isEmpty ? "> " : ">> " }
+    public var isContinuing: Bool { !pending.isEmpty }
+
+    /// Drops a half-typed chunk (Ctrl-C at the continuation prompt).
+    public func cancelPending() { pending.removeAll() }
+
+    public func feed(_ line: String) -> Reply {
+        var line = line
+        if pending.isEmpty, line.hasPrefix("=") { line = "return " + line.dropFirst() }
+        pending.append(line)
+        let source = pending.joined(separator: "\n")
+        let top = state.top
+        var expressionError: LuaError?
+        do {
+            try state.load("return " + source + ";", chunkName: chunkName)
+        } catch {
+            expressionError = error as? LuaError
+        }
+        if expressionError != nil {
+            do {
+                try state.load(source, chunkName: chunkName)
+            } catch {
+                let e = error as? LuaError
+                if LuaRepl.isIncomplete(e) { return .needMore }
+                pending.removeAll()
+                return .error(e?.message ?? "\(error)")
+            }
+        }
+        pending.removeAll()
+        do {
+            try state.pcall(arguments: 0, results: -1)
+            let n = state.top - top
+            defer { state.top = top }
+            if n <= 0 { return .output("") }
+            return .output(try state.inspectStack(from: top + 1, count: n))
+        } catch let e as LuaError {
+            state.top = top
+            return .error(e.report(frames: 4))
+        } catch {
+            state.top = top
+            return .error("\(error)")
+        }
+    }
+
+    /// A syntax error at the end of the input: the chunk may continue on the next line.
+    static func isIncomplete(_ error: LuaError?) -> Bool {
+        guard let error, error.kind == .syntax else { return false }
+        return error.message.hasSuffix("<eof>")
+    }
+}

@@ -1,0 +1,532 @@
+import CLua
+import CLuaShim
+import Foundation
+
+/// Limits applied to every top-level call into Lua.
+public struct LuaLimits: Sendable, Equatable {
+    /// Bytes of Lua heap a script may use (0 = unlimited). Default 256 MiB.
+    public var memoryBytes: Int
+    /// Wall-clock milliseconds one top-level call may run (0 = unlimited). Default 10 s.
+    /// Costs nothing until it fires; not deterministic (use `instructionBudget` for that).
+    public var timeLimitMilliseconds: Int
+    /// Lua VM instructions one top-level call may execute (0 = unlimited, the default).
+    /// Deterministic, but a set budget makes tight loops about 2x slower.
+    public var instructionBudget: Int
+
+    public init(memoryBytes: Int = 256 << 20, timeLimitMilliseconds: Int = 10_000, instructionBudget: Int = 0) {
+        self.memoryBytes = memoryBytes
+        self.timeLimitMilliseconds = timeLimitMilliseconds
+        self.instructionBudget = instructionBudget
+    }
+
+    public static let unlimited = LuaLimits(memoryBytes: 0, timeLimitMilliseconds: 0, instructionBudget: 0)
+}
+
+/// An owned Lua 5.4 state: the one door between Swift and Lua.
+///
+/// Swift reaches Lua only through protected calls (`execute`, `call`, `pcall`)
+/// with a traceback handler; Lua reaches Swift through functions registered
+/// here, whose errors are raised by C after the Swift frame has returned.
+/// Not thread-safe: use a state from one thread at a time.
+public final class LuaState {
+    /// The raw state, for code that needs the C API (keep to non-raising calls).
+    public let L: OpaquePointer
+    public private(set) var limits: LuaLimits
+    /// Where `print` writes. Default: standard output.
+    public var output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    /// The clock behind `os.time`, `os.clock` and `os.date`.
+    public var clock: any HostClock = FixedClock()
+    /// Options the sandbox was installed with (nil: no sandbox).
+    public private(set) var sandbox: SandboxOptions?
+
+    private var depth = 0
+    /// The sandbox's deterministic pretty-printer (`inspect`).
+    var inspector: LuaReference?
+    var classes: [ObjectIdentifier: Int32] = [:]
+    /// Objects that must outlive the Lua state (class releasers): dropped after lua_close.
+    private var keptAlive: [AnyObject] = []
+
+    func keepAlive(_ object: AnyObject) { keptAlive.append(object) }
+
+    /// Creates a state, opens the standard libraries, and installs the sandbox
+    /// unless `sandbox` is nil. Throws when the state cannot be created.
+    public init(limits: LuaLimits = LuaLimits(), sandbox: SandboxOptions? = SandboxOptions()) throws {
+        guard let L = luashim_newstate(0) else {
+            throw LuaError(kind: .memory, message: "cannot create a Lua state: out of memory")
+        }
+        self.L = L
+        self.limits = limits
+        luashim_set_context(L, Unmanaged.passUnretained(self).toOpaque())
+        luashim_set_dispatcher(L, dispatchClosure, releaseClosure)
+        luashim_set_userdata_release(L, releaseUserdata)
+        let status = luashim_openlibs(L)
+        if status != LUA_OK {
+            let error = takeError(status: status)
+            luashim_close(L)
+            throw error
+        }
+        luashim_install_coroutine_guards(L)
+        if let sandbox {
+            self.sandbox = sandbox
+            inspector = try Sandbox.install(in: self, options: sandbox)
+        }
+        applyLimits(limits)
+    }
+
+    deinit {
+        luashim_close(L)
+    }
+
+    /// Changes the limits for the next top-level calls.
+    public func setLimits(_ limits: LuaLimits) {
+        self.limits = limits
+        applyLimits(limits)
+    }
+
+    private func applyLimits(_ limits: LuaLimits) {
+        luashim_set_memory_limit(L, limits.memoryBytes > 0 ? limits.memoryBytes : 0)
+        luashim_set_instruction_budget(L, Int64(limits.instructionBudget), 1000)
+    }
+
+    /// Bytes of Lua heap in use, and the peak since the last reset.
+    public var memoryInUse: Int { luashim_memory_used(L) }
+    public var peakMemory: Int { luashim_memory_peak(L) }
+    public func resetPeakMemory() { luashim_reset_memory_peak(L) }
+
+    /// Runs a full garbage collection.
+    public func collectGarbage() { _ = luashim_gc_collect(L) }
+
+    static func owner(of L: OpaquePointer) -> LuaState {
+        Unmanaged<LuaState>.fromOpaque(luashim_get_context(L)!).takeUnretainedValue()
+    }
+
+    // MARK: - running code
+
+    /// Compiles a text chunk (bytecode is refused) and pushes it as a function. [-0, +1 on success, +0 on error]
+    public func load(_ source: [UInt8], chunkName: String) throws {
+        try load(source + [0], count: source.count, chunkName: chunkName)
+    }
+
+    public func load(_ source: String, chunkName: String) throws {
+        try load(Array(source.utf8) + [0], count: source.utf8.count, chunkName: chunkName)
+    }
+
+    private func load(_ bytes: [UInt8], count: Int, chunkName: String) throws {
+        let status = bytes.withUnsafeBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) {
+                luashim_load_text(L, $0, count, chunkName)
+            }
+        }
+        if status != LUA_OK { throw takeError(status: status) }
+    }
+
+    /// Compiles and runs a chunk; returns its results.
+    @discardableResult
+    public func execute(_ source: String, chunkName: String = "=chunk", arguments: [LuaValue] = []) throws -> [LuaValue] {
+        let top = lua_gettop(L)
+        try load(source, chunkName: chunkName)
+        for a in arguments { push(a) }
+        try pcall(arguments: Int32(arguments.count), results: LUA_MULTRET)
+        return popResults(from: top)
+    }
+
+    /// Reads a file and runs it with chunk name `@path`; the file's folder is searched by `require`.
+    @discardableResult
+    public func executeFile(_ path: String, arguments: [LuaValue] = []) throws -> [LuaValue] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LuaError(kind: .syntax, message: "cannot read \(path): no such file or not readable")
+        }
+        let top = lua_gettop(L)
+        try load(Array(data), chunkName: "@" + path)
+        for a in arguments { push(a) }
+        try pcall(arguments: Int32(arguments.count), results: LUA_MULTRET)
+        return popResults(from: top)
+    }
+
+    /// Calls a function held by reference, protected. Returns `results` values (all when LUA_MULTRET).
+    @discardableResult
+    public func call(_ function: LuaReference, _ args: [LuaValue] = [], results: Int32 = LUA_MULTRET) throws -> [LuaValue] {
+        let top = lua_gettop(L)
+        function.push(L)
+        for a in args { push(a) }
+        try pcall(arguments: Int32(args.count), results: results)
+        return popResults(from: top)
+    }
+
+    /// Calls the global function `name`, protected.
+    @discardableResult
+    public func callGlobal(_ name: String, _ args: [LuaValue] = []) throws -> [LuaValue] {
+        let top = lua_gettop(L)
+        lua_getglobal(L, name)
+        guard lua_type(L, -1) == LUA_TFUNCTION else {
+            lua_settop(L, top)
+            throw LuaError(kind: .runtime, message: "'\(name)' is not a function")
+        }
+        for a in args { push(a) }
+        try pcall(arguments: Int32(args.count), results: LUA_MULTRET)
+        return popResults(from: top)
+    }
+
+    private func popResults(from top: Int32) -> [LuaValue] {
+        let n = lua_gettop(L) - top
+        var out: [LuaValue] = []
+        out.reserveCapacity(Int(max(n, 0)))
+        if n > 0 { for i in 1...n { out.append(value(at: top + i)) } }
+        lua_settop(L, top)
+        return out
+    }
+
+    /// The protected call every path into Lua goes through: the function and
+    /// `arguments` values are on the stack; on success `results` values replace
+    /// them, on error nothing is left and a `LuaError` is thrown. The outermost
+    /// call arms the deadline and clears any earlier stop.
+    public func pcall(arguments: Int32, results: Int32) throws {
+        let outermost = depth == 0
+        if outermost {
+            luashim_clear_stop(L)
+            luashim_set_instruction_budget(L, Int64(limits.instructionBudget), 1000)
+            if limits.timeLimitMilliseconds > 0 { luashim_deadline_arm(L, Int64(limits.timeLimitMilliseconds)) }
+        }
+        depth += 1
+        let status = luashim_pcall(L, arguments, results)
+        depth -= 1
+        if outermost { luashim_deadline_disarm(L) }
+        guard status != LUA_OK else {
+            if outermost { luashim_clear_stop(L) }
+            return
+        }
+        let error = takeError(status: status)
+        if outermost {
+            luashim_clear_stop(L)
+            if error.kind == .stopped || error.kind == .memory { collectGarbage() }
+        }
+        throw error
+    }
+
+    /// Pops the error value left by a failed load or call and turns it into a `LuaError`.
+    func takeError(status: Int32) -> LuaError {
+        let stopReason = luashim_stop_reason(L)
+        var traceback: String?
+        luashim_push_last_traceback(L)
+        if lua_type(L, -1) == LUA_TSTRING { traceback = LuaState.readString(L, -1) }
+        lua_settop(L, -2)
+        var message: String
+        var value: LuaValue?
+        switch lua_type(L, -1) {
+        case LUA_TSTRING:
+            message = LuaState.readString(L, -1)
+        case LUA_TNIL, LUA_TNONE:
+            message = "(error object is a nil value)"
+        default:
+            value = LuaState.readValue(L, -1)
+            if luashim_tolstring_protected(L, -1) == LUA_OK, lua_type(L, -1) == LUA_TSTRING {
+                message = LuaState.readString(L, -1)
+            } else {
+                message = "(error object is a \(value?.typeName ?? "?") value)"
+            }
+            lua_settop(L, -2)
+        }
+        lua_settop(L, -2)
+        // An error raised inside the sandbox's own wrappers is placed at the script's line.
+        if message.hasPrefix("sandbox:"), let tb = traceback, let (chunk, line) = LuaError.firstScriptFrame(in: tb),
+           let colon = message.dropFirst("sandbox:".count).firstIndex(of: ":") {
+            message = "\(chunk):\(line)" + message[colon...]
+        }
+        if status == LUA_ERRMEM {
+            if stopReason == LUASHIM_STOP_MEMORY.rawValue {
+                let refused = luashim_refused_allocation(L)
+                message = "stopped: memory limit of \(LuaState.formatBytes(limits.memoryBytes)) exceeded"
+                    + (refused > 0 ? " (a single allocation of \(LuaState.formatBytes(refused)) was refused)" : "")
+                return LuaError(kind: .stopped, message: message, traceback: traceback, stop: .memoryLimit)
+            }
+            return LuaError(kind: .memory, message: message, traceback: traceback)
+        }
+        if let stop = LuaState.stop(for: stopReason), message.contains("stopped: ") {
+            return LuaError(kind: .stopped, message: message, traceback: traceback, stop: stop, value: value)
+        }
+        let kind: LuaError.Kind = switch status {
+        case LUA_ERRSYNTAX: .syntax
+        case LUA_ERRERR: .errorHandler
+        default: .runtime
+        }
+        return LuaError(kind: kind, message: message, traceback: traceback, value: value)
+    }
+
+    static func stop(for reason: Int32) -> LuaError.Stop? {
+        switch UInt32(bitPattern: reason) {
+        case LUASHIM_STOP_BUDGET.rawValue: .instructionBudget
+        case LUASHIM_STOP_DEADLINE.rawValue: .timeLimit
+        case LUASHIM_STOP_MEMORY.rawValue: .memoryLimit
+        case LUASHIM_STOP_INTERRUPT.rawValue: .interrupted
+        default: nil
+        }
+    }
+
+    static func formatBytes(_ n: Int) -> String {
+        if n >= 1 << 30, n % (1 << 30) == 0 { return "\(n >> 30) GiB" }
+        if n >= 1 << 20 { return n % (1 << 20) == 0 ? "\(n >> 20) MiB" : String(format: "%.1f MiB", Double(n) / 1048576) }
+        if n >= 1 << 10 { return "\(n >> 10) KiB" }
+        return "\(n) bytes"
+    }
+
+    /// Formats values with the deterministic pretty-printer (`inspect` in scripts):
+    /// tables nested with sorted keys, cycles marked, no addresses.
+    public func inspect(_ values: [LuaValue]) throws -> String {
+        guard let inspector else { return values.map { "\($0)" }.joined(separator: "\t") }
+        return try values.map { try call(inspector, [$0], results: 1).first?.stringValue ?? "" }.joined(separator: "\t")
+    }
+
+    /// Formats the `count` values from stack index `first` with the pretty-printer,
+    /// tab-separated (the values themselves are left in place).
+    public func inspectStack(from first: Int32, count: Int32) throws -> String {
+        var parts: [String] = []
+        for i in 0..<count {
+            let top = lua_gettop(L)
+            if let inspector { inspector.push(L) } else { lua_getglobal(L, "tostring") }
+            lua_pushvalue(L, first + i)
+            try pcall(arguments: 1, results: 1)
+            parts.append(LuaState.readString(L, -1))
+            lua_settop(L, top)
+        }
+        return parts.joined(separator: "\t")
+    }
+
+    /// Asks a running script to stop with "interrupted" (safe from another thread).
+    public func interrupt() { luashim_request_interrupt(L) }
+
+    // MARK: - globals and functions
+
+    /// Sets a global to a value.
+    public func setGlobal(_ name: String, _ value: LuaValue) {
+        push(value)
+        lua_setglobal(L, name)
+    }
+
+    /// Reads a global (raw copy).
+    public func global(_ name: String) -> LuaValue {
+        lua_getglobal(L, name)
+        defer { lua_settop(L, -2) }
+        return value(at: -1)
+    }
+
+    /// Registers a Swift closure as the global function `name`.
+    public func register(_ name: String, _ function: @escaping LuaFunction) {
+        pushFunction(function)
+        lua_setglobal(L, name)
+    }
+
+    /// Pushes a Swift closure as a Lua function. [-0, +1]
+    public func pushFunction(_ function: @escaping LuaFunction) {
+        let box = Unmanaged.passRetained(ClosureBox(function)).toOpaque()
+        luashim_push_closure(L, box)
+    }
+
+    /// Pushes a table of Swift functions (a module). [-0, +1]
+    public func pushModule(_ functions: [(String, LuaFunction)]) {
+        lua_createtable(L, 0, Int32(functions.count))
+        for (name, fn) in functions {
+            pushFunction(fn)
+            lua_setfield(L, -2, name)
+        }
+    }
+
+    /// Registers `functions` as the global table `name`.
+    public func registerModule(_ name: String, _ functions: [(String, LuaFunction)]) {
+        pushModule(functions)
+        lua_setglobal(L, name)
+    }
+
+    // MARK: - values
+
+    /// Pushes a Swift value. [-0, +1]
+    public func push(_ value: LuaValue) { LuaState.pushValue(L, value) }
+
+    /// Copies the value at `index` into Swift. [-0, +0]
+    public func value(at index: Int32) -> LuaValue { LuaState.readValue(L, index) }
+
+    /// Stack top (number of values on the stack).
+    public var top: Int32 {
+        get { lua_gettop(L) }
+        set { lua_settop(L, newValue) }
+    }
+
+    /// A reference to the value at `index`, kept alive until the reference is released.
+    public func makeReference(at index: Int32) -> LuaReference {
+        lua_pushvalue(L, index)
+        let ref = luaL_ref(L, luashim_registryindex())
+        return LuaReference(state: self, ref: ref)
+    }
+
+    static func pushString(_ L: OpaquePointer, _ s: String) {
+        var s = s
+        s.withUTF8 { buf in
+            buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
+        }
+    }
+
+    static func readString(_ L: OpaquePointer, _ index: Int32) -> String {
+        var len = 0
+        guard let p = luashim_tolstring_raw(L, index, &len) else { return "" }
+        return p.withMemoryRebound(to: UInt8.self, capacity: len) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: len), as: UTF8.self)
+        }
+    }
+
+    static func readBytes(_ L: OpaquePointer, _ index: Int32) -> [UInt8] {
+        var len = 0
+        guard let p = luashim_tolstring_raw(L, index, &len) else { return [] }
+        return p.withMemoryRebound(to: UInt8.self, capacity: len) { Array(UnsafeBufferPointer(start: $0, count: len)) }
+    }
+
+    static func pushValue(_ L: OpaquePointer, _ value: LuaValue) {
+        switch value {
+        case .nil, .opaque: lua_pushnil(L)
+        case .boolean(let b): lua_pushboolean(L, b ? 1 : 0)
+        case .integer(let i): lua_pushinteger(L, lua_Integer(i))
+        case .number(let d): lua_pushnumber(L, d)
+        case .string(let s): pushString(L, s)
+        case .bytes(let b):
+            b.withUnsafeBufferPointer { buf in
+                buf.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(L, $0.baseAddress, $0.count) }
+            }
+        case .table(let t):
+            _ = lua_checkstack(L, 3)
+            let n = t.arrayValue?.count ?? 0
+            lua_createtable(L, Int32(n), Int32(t.entries.count - n))
+            for e in t.entries {
+                if case .nil = e.key { continue }
+                pushValue(L, e.key)
+                pushValue(L, e.value)
+                lua_rawset(L, -3)
+            }
+        case .function(let ref): ref.push(L)
+        }
+    }
+
+    static func readValue(_ L: OpaquePointer, _ index: Int32) -> LuaValue {
+        var visiting = Set<UnsafeRawPointer>()
+        return readValue(L, lua_absindex(L, index), &visiting)
+    }
+
+    private static func readValue(_ L: OpaquePointer, _ index: Int32, _ visiting: inout Set<UnsafeRawPointer>) -> LuaValue {
+        switch lua_type(L, index) {
+        case LUA_TNIL, LUA_TNONE: return .nil
+        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, index) != 0)
+        case LUA_TNUMBER:
+            if lua_isinteger(L, index) != 0 {
+                var ok: Int32 = 0
+                return .integer(Int64(luashim_tointeger(L, index, &ok)))
+            }
+            return .number(luashim_tonumber(L, index))
+        case LUA_TSTRING:
+            let bytes = readBytes(L, index)
+            if let s = String(validating: bytes, as: UTF8.self) { return .string(s) }
+            return .bytes(bytes)
+        case LUA_TTABLE:
+            guard let p = lua_topointer(L, index), !visiting.contains(p), visiting.count < 200,
+                  lua_checkstack(L, 3) != 0 else { return .opaque("table (cycle)") }
+            visiting.insert(p)
+            defer { visiting.remove(p) }
+            var entries: [(key: LuaValue, value: LuaValue)] = []
+            lua_pushnil(L)
+            while lua_next(L, index) != 0 {
+                let top = lua_gettop(L)
+                let k = readValue(L, top - 1, &visiting)
+                let v = readValue(L, top, &visiting)
+                entries.append((k, v))
+                lua_settop(L, -2)
+            }
+            entries.sort { LuaState.keyPrecedes($0.key, $1.key) }
+            return .table(LuaTable(entries: entries))
+        case LUA_TFUNCTION:
+            return .function(owner(of: L).makeReference(at: index))
+        default:
+            return .opaque(String(cString: lua_typename(L, lua_type(L, index))))
+        }
+    }
+
+    /// The stable key order of `pairs`: numbers, strings (bytewise), booleans, the rest.
+    static func keyPrecedes(_ a: LuaValue, _ b: LuaValue) -> Bool {
+        func rank(_ v: LuaValue) -> Int {
+            switch v {
+            case .integer, .number: 0
+            case .string, .bytes: 1
+            case .boolean: 2
+            default: 3
+            }
+        }
+        let ra = rank(a), rb = rank(b)
+        if ra != rb { return ra < rb }
+        switch (a, b) {
+        case let (.integer(x), .integer(y)): return x < y
+        case (.integer, _), (.number, _): return (a.doubleValue ?? 0) < (b.doubleValue ?? 0)
+        case (.string, _), (.bytes, _):
+            let x: [UInt8] = if case .bytes(let bb) = a { bb } else { Array(a.stringValue!.utf8) }
+            let y: [UInt8] = if case .bytes(let bb) = b { bb } else { Array(b.stringValue!.utf8) }
+            return x.lexicographicallyPrecedes(y)
+        case let (.boolean(x), .boolean(y)): return !x && y
+        default: return false
+        }
+    }
+}
+
+/// A Lua value kept alive in the registry for Swift (functions, tables).
+/// Releasing the last Swift reference releases the Lua value.
+public final class LuaReference: @unchecked Sendable, Equatable, CustomStringConvertible {
+    weak var state: LuaState?
+    let ref: Int32
+
+    init(state: LuaState, ref: Int32) {
+        self.state = state
+        self.ref = ref
+    }
+
+    deinit {
+        if let state { luaL_unref(state.L, luashim_registryindex(), ref) }
+    }
+
+    /// Pushes the referenced value. [-0, +1]
+    func push(_ L: OpaquePointer) {
+        if state != nil { lua_rawgeti(L, luashim_registryindex(), lua_Integer(ref)) } else { lua_pushnil(L) }
+    }
+
+    public static func == (a: LuaReference, b: LuaReference) -> Bool { a === b }
+    public var description: String { "function" }
+}
+
+final class ClosureBox {
+    let body: LuaFunction
+    init(_ body: @escaping LuaFunction) { self.body = body }
+}
+
+/// The one dispatcher for Swift closures (called by C's closure trampoline).
+private func dispatchClosure(_ L: OpaquePointer?, _ box: UnsafeMutableRawPointer?) -> Int32 {
+    let closure = Unmanaged<ClosureBox>.fromOpaque(box!).takeUnretainedValue()
+    return invokeSwift(L!, closure.body)
+}
+
+private func releaseClosure(_ box: UnsafeMutableRawPointer?) {
+    Unmanaged<ClosureBox>.fromOpaque(box!).release()
+}
+
+/// Runs a Swift function for Lua and turns a thrown error into the RAISE sentinel
+/// with the error value on the stack. Never raises itself.
+func invokeSwift(_ L: OpaquePointer, _ body: LuaFunction) -> Int32 {
+    do {
+        return try body(LuaCall(L))
+    } catch let e as LuaArgumentError {
+        luashim_push_argerror(L, e.index, e.message)
+    } catch let e as LuaRaisable {
+        e.pushErrorValue(LuaCall(L))
+    } catch let e as LuaError {
+        // A Lua error from a nested protected call: re-raise it unchanged in spirit.
+        if let v = e.value { LuaState.pushValue(L, v) } else { LuaState.pushString(L, e.message) }
+        return LUASHIM_RAISE_NOPREFIX
+    } catch {
+        LuaState.pushString(L, String(describing: error))
+    }
+    return LUASHIM_RAISE
+}
+
+
+

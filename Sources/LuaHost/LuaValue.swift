@@ -1,0 +1,119 @@
+/// A Lua value copied into Swift.
+///
+/// Integers and floats stay distinct (`3` vs `3.0`), strings are byte-exact
+/// (embedded zeros survive; bytes that are not UTF-8 arrive as `.bytes`), and
+/// tables arrive as a `LuaTable` whose entries are in the stable key order
+/// scripts see. Functions come back as `.function(LuaReference)`, which keeps
+/// the function alive in the registry until the reference is dropped.
+public enum LuaValue: Sendable, Equatable {
+    case `nil`
+    case boolean(Bool)
+    case integer(Int64)
+    case number(Double)
+    case string(String)
+    case bytes([UInt8])
+    case table(LuaTable)
+    case function(LuaReference)
+    /// A userdata, thread or light userdata: only its type name survives the copy.
+    case opaque(String)
+
+    /// A Lua array (keys 1...n) from Swift values.
+    public static func array(_ values: [LuaValue]) -> LuaValue { .table(LuaTable(array: values)) }
+
+    /// A Lua table with string keys.
+    public static func dictionary(_ values: [String: LuaValue]) -> LuaValue { .table(LuaTable(dictionary: values)) }
+
+    public var isNil: Bool { if case .nil = self { true } else { false } }
+
+    /// The value as a Double when it is a number (integer or float).
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let i): Double(i)
+        case .number(let d): d
+        default: nil
+        }
+    }
+
+    /// The value as an integer when it is an integer or a float with an exact integer value.
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let i): i
+        case .number(let d): (d.rounded() == d && abs(d) < 9.2e18) ? Int64(d) : nil
+        default: nil
+        }
+    }
+
+    public var stringValue: String? {
+        switch self {
+        case .string(let s): s
+        case .bytes(let b): String(decoding: b, as: UTF8.self)
+        default: nil
+        }
+    }
+
+    public var boolValue: Bool? { if case .boolean(let b) = self { b } else { nil } }
+    public var tableValue: LuaTable? { if case .table(let t) = self { t } else { nil } }
+
+    /// Lua's own name for the value's type (`"number"`, `"table"`, …).
+    public var typeName: String {
+        switch self {
+        case .nil: "nil"
+        case .boolean: "boolean"
+        case .integer, .number: "number"
+        case .string, .bytes: "string"
+        case .table: "table"
+        case .function: "function"
+        case .opaque(let name): name
+        }
+    }
+}
+
+extension LuaValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByStringLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+    public init(nilLiteral: ()) { self = .nil }
+}
+
+/// A table copied out of Lua: entries in stable key order (numbers ascending,
+/// then strings bytewise, then booleans), the order `pairs` uses in scripts.
+public struct LuaTable: Sendable, Equatable {
+    public var entries: [(key: LuaValue, value: LuaValue)]
+
+    public init(entries: [(key: LuaValue, value: LuaValue)] = []) { self.entries = entries }
+
+    public init(array: [LuaValue]) {
+        entries = array.enumerated().map { (key: .integer(Int64($0.offset + 1)), value: $0.element) }
+    }
+
+    public init(dictionary: [String: LuaValue]) {
+        entries = dictionary.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+            .map { (key: .string($0), value: dictionary[$0]!) }
+    }
+
+    public static func == (a: LuaTable, b: LuaTable) -> Bool {
+        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    /// The value at a string key.
+    public subscript(key: String) -> LuaValue? {
+        entries.first { if case .string(let k) = $0.key { k == key } else { false } }?.value
+    }
+
+    /// The values at keys 1...n when the table is a sequence and has nothing else.
+    public var arrayValue: [LuaValue]? {
+        for (i, e) in entries.enumerated() {
+            guard case .integer(let k) = e.key, k == Int64(i + 1) else { return nil }
+        }
+        return entries.map(\.value)
+    }
+
+    /// String-keyed entries (other keys are skipped).
+    public var dictionaryValue: [String: LuaValue] {
+        var out: [String: LuaValue] = [:]
+        for e in entries { if case .string(let k) = e.key { out[k] = e.value } }
+        return out
+    }
+}

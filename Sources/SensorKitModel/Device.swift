@@ -1,0 +1,45 @@
+/// SensorKit's `SRDevice` (§9.2): value-equal when all fields are equal.
+public struct SRDevice: Sendable, Hashable, Comparable {
+    public var name: String
+    public var model: String
+    public var systemName: String
+    public var systemVersion: String
+    public var productType: String
+    public var kind: DeviceKind
+
+    public init(name: String, model: String, systemName: String, systemVersion: String,
+                productType: String, kind: DeviceKind) {
+        self.name = name
+        self.model = model
+        self.systemName = systemName
+        self.systemVersion = systemVersion
+        self.productType = productType
+        self.kind = kind
+    }
+
+    /// A stable key for storage and maps: kind + productType + systemVersion.
+    public var key: String { "\(kind.rawValue):\(productType):\(systemVersion)" }
+
+    public static func < (a: SRDevice, b: SRDevice) -> Bool { a.key < b.key }
+
+    public static let defaultPhone = SRDevice(name: "iPhone", model: "iPhone", systemName: "iOS",
+                                              systemVersion: "26.1", productType: "iPhone17,1", kind: .phone)
+    public static let defaultWatch = SRDevice(name: "Apple Watch", model: "Watch", systemName: "watchOS",
+                                              systemVersion: "26.1", productType: "Watch7,5", kind: .watch)
+}
+
+/// Where samples come from: the backend side of the one-way flow.
+///
+/// A source answers one question — which samples of sensor S on device D were
+/// *written* in the half-open range (after, through] (wall seconds since the Unix
+/// epoch) — as if recording had been on all the time. The model (authorization,
+/// recording intervals, holding period, retention, deletions) decides what of that
+/// a protocol may see. Implementations must be pure: the same question gives the
+/// same answer, and the cost is proportional to the range asked for.
+public protocol SampleSource: Sendable {
+    /// The devices this participant owns, phone first.
+    func devices(participant: String) -> [SRDevice]
+    /// Samples written in (after, through], ordered by write time, then by sample time.
+    func samples(participant: String, sensor: Sensor, device: SRDevice,
+                 writtenAfter after: Double, through: Double) -> SampleBatch
+}

@@ -1,0 +1,103 @@
+/// Samples in columns: the one representation every layer passes on.
+///
+/// One row is one sample as a protocol sees it: for object-shaped sensors one
+/// `SRFetchResult`; for array-shaped sensors (accelerometer, rotation rate,
+/// ambient pressure, ECG, PPG) one element of the batch, with the batch's
+/// shared `identifier` in a column. Each row carries two times:
+/// - `writeTimes`: when the system wrote the sample (wall seconds since the Unix
+///   epoch). Fetch ranges, the holding period and retention are judged on this axis.
+/// - `times`: the sample's own time (its `startDate`/`date`/`timestamp`), wall
+///   seconds since the Unix epoch; summaries group by it.
+/// Columns follow the sensor's schema order. A missing optional value is marked in
+/// the column's `present` mask (nil means every value is present).
+public struct SampleBatch: Sendable, Equatable {
+    public var sensor: Sensor
+    public var writeTimes: [Double]
+    public var times: [Double]
+    public var columns: [Column]
+
+    public init(sensor: Sensor, writeTimes: [Double] = [], times: [Double] = [], columns: [Column] = []) {
+        self.sensor = sensor
+        self.writeTimes = writeTimes
+        self.times = times
+        self.columns = columns
+    }
+
+    public var count: Int { times.count }
+
+    /// The column named `name`, or nil.
+    public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+}
+
+/// One named column of a `SampleBatch`.
+public struct Column: Sendable, Equatable {
+    public var name: String
+    public var data: ColumnData
+    /// `present[i] == false` marks a missing optional value; nil means all present.
+    public var present: [Bool]?
+
+    public init(name: String, data: ColumnData, present: [Bool]? = nil) {
+        self.name = name
+        self.data = data
+        self.present = present
+    }
+
+    public var count: Int { data.count }
+}
+
+/// The storage of one column. Numbers stay unboxed so aggregates run at memory speed.
+public enum ColumnData: Sendable, Equatable {
+    case double([Double])
+    case int([Int64])
+    case bool([Bool])
+    case string([String])
+    /// Nested values (usage reports by category, keyboard distributions, PPG optical samples…).
+    case value([FieldValue])
+
+    public var count: Int {
+        switch self {
+        case .double(let v): v.count
+        case .int(let v): v.count
+        case .bool(let v): v.count
+        case .string(let v): v.count
+        case .value(let v): v.count
+        }
+    }
+}
+
+/// A structured field value, for the nested parts of SensorKit's sample types.
+public indirect enum FieldValue: Sendable, Equatable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([FieldValue])
+    /// Keys in a fixed order (the schema's), so output is deterministic.
+    case object([(String, FieldValue)])
+
+    public static func == (a: FieldValue, b: FieldValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case let (.bool(x), .bool(y)): x == y
+        case let (.int(x), .int(y)): x == y
+        case let (.double(x), .double(y)): x == y || (x.isNaN && y.isNaN)
+        case let (.string(x), .string(y)): x == y
+        case let (.array(x), .array(y)): x == y
+        case let (.object(x), .object(y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    public func hash(into h: inout Hasher) {
+        switch self {
+        case .null: h.combine(0)
+        case .bool(let v): h.combine(v)
+        case .int(let v): h.combine(v)
+        case .double(let v): h.combine(v.isNaN ? .nan : v)
+        case .string(let v): h.combine(v)
+        case .array(let v): h.combine(v)
+        case .object(let v): for (k, x) in v { h.combine(k); h.combine(x) }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+/// An OS version such as 17.4, used for "first OS" of sensors and fields (§3.1, §3.3).
+public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public init(_ major: Int, _ minor: Int = 0) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// Parses `"17"`, `"17.4"` or `"17.4.1"` (the patch part is ignored).
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let major = Int(parts[0]) else { return nil }
+        let minor = parts.count > 1 ? Int(parts[1]) : 0
+        guard let minor, parts.count < 3 || Int(parts[2]) != nil else { return nil }
+        self.init(major, minor)
+    }
+
+    public static func < (a: OSVersion, b: OSVersion) -> Bool { (a.major, a.minor) < (b.major, b.minor) }
+    public var description: String { "\(major).\(minor)" }
+}
+
+/// What `SRFetchResult.sample` holds (§3.1 "Shape"): one object, or an array of
+/// elements written together (flattened to one row per element, sharing the
+/// result's write time).
+public enum ResultShape: String, Sendable, Hashable {
+    case object
+    case array
+}
+
+/// One named raw value of an enumeration, or one bit of an option set.
+public struct NamedValue: Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var rawValue: Int64
+
+    public init(_ name: String, _ rawValue: Int64) {
+        self.name = name
+        self.rawValue = rawValue
+    }
+
+    public var description: String { "\(name)=\(rawValue)" }
+}
+
+/// How a field's values are stored in a `SampleBatch` column (`ColumnData` case).
+public enum ColumnKind: String, Sendable, Hashable {
+    case double, int, bool, string, value
+}
+
+/// The type of a sample field as a protocol sees it (§3.3).
+public enum FieldType: Sendable, Hashable {
+    /// A number (`Double`, or a `Measurement` in the field's unit).
+    case double
+    /// An integer count or identifier.
+    case int
+    case bool
+    case string
+    /// A wall-clock `Date`, stored as seconds since the Unix epoch.
+    case date
+    /// A `TimeInterval` in seconds.
+    case duration
+    /// An `SRAbsoluteTime` (SR clock seconds, §4) — deletion records only.
+    case absoluteTime
+    /// An integer enumeration with named raw values (`name` is Apple's type name).
+    case enumeration(name: String, cases: [NamedValue])
+    /// An integer option set with named bits.
+    case optionSet(name: String, bits: [NamedValue])
+    /// A nested value (`ColumnData.value`), described in words.
+    case structured(shape: String)
+
+    /// The `ColumnData` case a backend uses for this field.
+    public var columnKind: ColumnKind {
+        switch self {
+        case .double, .date, .duration, .absoluteTime: .double
+        case .int, .enumeration, .optionSet: .int
+        case .bool: .bool
+        case .string: .string
+        case .structured: .value
+        }
+    }
+
+    /// `"double"`, `"int"`, `"bool"`, `"string"`, `"date"`, `"duration"`, `"absoluteTime"`,
+    /// `"enumeration"`, `"optionSet"` or `"structured"`.
+    public var kindName: String {
+        switch self {
+        case .double: "double"
+        case .int: "int"
+        case .bool: "bool"
+        case .string: "string"
+        case .date: "date"
+        case .duration: "duration"
+        case .absoluteTime: "absoluteTime"
+        case .enumeration: "enumeration"
+        case .optionSet: "optionSet"
+        case .structured: "structured"
+        }
+    }
+
+    /// The named values of an enumeration or the bits of an option set (empty otherwise).
+    public var namedValues: [NamedValue] {
+        switch self {
+        case .enumeration(_, let v), .optionSet(_, let v): v
+        default: []
+        }
+    }
+
+    /// The name of an enumeration raw value (`.enumeration` only).
+    public func caseName(for raw: Int64) -> String? { namedValues.first { $0.rawValue == raw }?.name }
+
+    /// The raw value of an enumeration case or option bit named `name`.
+    public func rawValue(forName name: String) -> Int64? { namedValues.first { $0.name == name }?.rawValue }
+
+    /// The names of the bits set in `raw` (`.optionSet` only), in declaration order.
+    public func optionNames(in raw: Int64) -> [String] {
+        guard case .optionSet(_, let bits) = self else { return [] }
+        return bits.filter { $0.rawValue != 0 && raw & $0.rawValue == $0.rawValue }.map(\.name)
+    }
+}
+
+/// Where a field lives in a `SampleBatch`.
+public enum FieldRole: String, Sendable, Hashable {
+    /// A column named like the field.
+    case column
+    /// The batch's `times` array (the sample's own date); no separate column.
+    case rowTime
+}
+
+/// One field of a sensor's samples as a protocol sees it (§3.3).
+public struct FieldSchema: Sendable, Hashable {
+    /// Column name as protocols use it (`"lux"`, `"chromaticityX"`, `"x"`).
+    public var name: String
+    public var type: FieldType
+    /// Unit of the stored number (`"lx"`, `"g"`, `"rad/s"`, `"s"`, `"°C"`…), nil when unitless.
+    public var unit: String?
+    /// True when the SensorKit property is optional (missing values are masked in the column).
+    public var isOptional: Bool
+    /// One line: what the field means.
+    public var summary: String
+    /// Apple's property path (`"acceleration.x"`, `"arrivalDateInterval.start"`).
+    public var appleName: String
+    /// First OS version with this property when later than the sensor's own.
+    public var since: OSVersion?
+    public var role: FieldRole
+
+    public init(name: String, type: FieldType, unit: String? = nil, isOptional: Bool = false, summary: String,
+                appleName: String? = nil, since: OSVersion? = nil, role: FieldRole = .column) {
+        self.name = name
+        self.type = type
+        self.unit = unit
+        self.isOptional = isOptional
+        self.summary = summary
+        self.appleName = appleName ?? name
+        self.since = since
+        self.role = role
+    }
+}
+
+/// How often a sensor produces samples (§3.2). Apple documents almost none of this.
+public struct Cadence: Sendable, Hashable {
+    /// Human text, e.g. "~50 Hz continuous, written in 60-s batches".
+    public var summary: String
+    /// Nominal seconds between rows while the sensor produces data; nil for event-driven streams.
+    public var nominalPeriod: Double?
+    /// True only where Apple confirms the rate (heart rate 1 Hz).
+    public var confirmed: Bool
+
+    public init(_ summary: String, period: Double?, confirmed: Bool = false) {
+        self.summary = summary
+        self.nominalPeriod = period
+        self.confirmed = confirmed
+    }
+}
+
+/// Everything the contract says about one sensor (§2.1, §2.2, §3.1–§3.3).
+public struct SensorInfo: Sendable, Hashable {
+    public var sensor: Sensor
+    /// The public string for `com.apple.developer.sensorkit.reader.allow` (§2.1).
+    public var entitlement: String
+    /// False where the string is inferred rather than documented (§2.1 "Status").
+    public var entitlementConfirmed: Bool
+    /// The `NSSensorKitUsageDetail` key (`SRSensorUsage…`, §2.2).
+    public var usageKey: String
+    public var usageKeyConfirmed: Bool
+    /// ObjC constant (`SRSensorAmbientLightSensor`).
+    public var objcConstant: String
+    /// Apple's sample class (`SRAmbientLightSample`).
+    public var sampleType: String
+    /// Devices that produce the data (§3.1 "Src"): phone and/or paired watch.
+    public var deviceKinds: [DeviceKind]
+    public var shape: ResultShape
+    /// First iOS SDK exposing the sensor (§3.1 "OS").
+    public var firstOS: OSVersion
+    public var cadence: Cadence
+    /// Every sample field, the row-time field (if any) first, then columns in order.
+    public var fields: [FieldSchema]
+
+    /// The field stored in `SampleBatch.times`, or nil when the sample has no own
+    /// date — then `times` holds the write time.
+    public var rowTimeField: FieldSchema? { fields.first { $0.role == .rowTime } }
+    /// The fields stored as columns, in `SampleBatch.columns` order.
+    public var columnFields: [FieldSchema] { fields.filter { $0.role == .column } }
+    public func field(_ name: String) -> FieldSchema? { fields.first { $0.name == name } }
+}

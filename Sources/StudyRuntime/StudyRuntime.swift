@@ -1,0 +1,2 @@
+import LuaHost
+import SensorKitModel

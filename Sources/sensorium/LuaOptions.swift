@@ -1,0 +1,81 @@
+import ArgumentParser
+import Foundation
+import LuaHost
+
+/// Flags every command that runs Lua shares: limits and the seed.
+struct LuaOptions: ParsableArguments {
+    @Option(name: .customLong("memory-limit"), help: "Lua heap limit in MiB (0 = none).")
+    var memoryLimitMiB: Int = 256
+
+    @Option(name: .customLong("time-limit"), help: "Wall-clock seconds one call into Lua may run (0 = none).")
+    var timeLimitSeconds: Double = 10
+
+    @Option(name: .customLong("instruction-budget"), help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
+    var instructionBudget: Int = 0
+
+    @Option(help: "Seed of math.random and of the simulated world.")
+    var seed: Int64 = 1
+
+    var limits: LuaLimits {
+        LuaLimits(memoryBytes: max(memoryLimitMiB, 0) << 20,
+                  timeLimitMilliseconds: Int((max(timeLimitSeconds, 0) * 1000).rounded()),
+                  instructionBudget: max(instructionBudget, 0))
+    }
+}
+
+/// Finds the project's `stdlib/` folder: $SENSORIUM_STDLIB, else the nearest
+/// `stdlib` beside the current folder or the executable, walking upwards.
+func locateStdlib() -> String? {
+    if let env = ProcessInfo.processInfo.environment["SENSORIUM_STDLIB"], !env.isEmpty { return env }
+    let fm = FileManager.default
+    var starts = [fm.currentDirectoryPath]
+    let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    starts.append(exe)
+    for start in starts {
+        var dir = URL(fileURLWithPath: start)
+        for _ in 0..<8 {
+            let candidate = dir.appendingPathComponent("stdlib")
+            var isDir: ObjCBool = false
+            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), isDir.boolValue,
+               fm.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
+                return relativeIfBelowCurrent(candidate.path)
+            }
+            dir.deleteLastPathComponent()
+        }
+    }
+    return nil
+}
+
+/// Shows paths below the current folder relative to it, so messages stay short and stable.
+func relativeIfBelowCurrent(_ path: String) -> String {
+    let cwd = FileManager.default.currentDirectoryPath + "/"
+    return path.hasPrefix(cwd) ? String(path.dropFirst(cwd.count)) : path
+}
+
+/// Buffered standard output: print() from scripts can be called millions of times.
+final class OutputBuffer {
+    private var buffer: [UInt8] = []
+    private let handle: FileHandle
+
+    init(_ handle: FileHandle = .standardOutput) {
+        self.handle = handle
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        handle.write(Data(buffer))
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Sensorium: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sensorium",
+        abstract: "Run SensorKit study protocols written in Lua, in virtual time.",
+        subcommands: [RunCommand.self, ReplCommand.self, BenchCommand.self]
+    )
+}
