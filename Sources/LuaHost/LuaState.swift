@@ -399,7 +399,7 @@ public final class LuaState {
                 pushValue(L, e.value)
                 lua_rawset(L, -3)
             }
-        case .function(let ref): ref.push(L)
+        case .function(let ref), .reference(let ref): ref.push(L)
         }
     }
 

@@ -14,6 +14,8 @@ public enum LuaValue: Sendable, Equatable {
     case bytes([UInt8])
     case table(LuaTable)
     case function(LuaReference)
+    /// Any value Swift keeps by reference (a userdata, a table it must not copy); pushes that very value.
+    case reference(LuaReference)
     /// A userdata, thread or light userdata: only its type name survives the copy.
     case opaque(String)
 
@@ -63,6 +65,7 @@ public enum LuaValue: Sendable, Equatable {
         case .string, .bytes: "string"
         case .table: "table"
         case .function: "function"
+        case .reference: "reference"
         case .opaque(let name): name
         }
     }

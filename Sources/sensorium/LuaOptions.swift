@@ -13,8 +13,11 @@ struct LuaOptions: ParsableArguments {
     @Option(name: .customLong("instruction-budget"), help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
     var instructionBudget: Int = 0
 
-    @Option(help: "Seed of math.random and of the simulated world.")
-    var seed: Int64 = 1
+    @Option(name: .customLong("seed"), help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
+    var seedOption: Int64?
+
+    var seed: Int64 { seedOption ?? 1 }
+    var seedGiven: Bool { seedOption != nil }
 
     var limits: LuaLimits {
         LuaLimits(memoryBytes: max(memoryLimitMiB, 0) << 20,

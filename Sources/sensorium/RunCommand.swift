@@ -1,18 +1,41 @@
 import ArgumentParser
 import Foundation
 import LuaHost
+import StudyRuntime
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Run a Lua script, or a protocol folder's protocol.lua."
+        abstract: "Run a study protocol in virtual time (or a plain Lua script).",
+        discussion: """
+        A folder runs its protocol.lua with its scenario.lua. A file that declares
+        study{...} runs as a protocol too; any other file runs once as a plain script.
+        """
     )
 
-    @Argument(help: "A .lua file, or a folder holding protocol.lua.")
+    @Argument(help: "A protocol folder (protocol.lua + scenario.lua), or a .lua file.")
     var path: String
 
-    @Argument(parsing: .captureForPassthrough, help: "Arguments passed to the script as `...`.")
+    @Argument(help: "Arguments passed to a plain script as `...` (after `--` when they start with a dash).")
     var arguments: [String] = []
+
+    @Option(help: "Scenario file (default: scenario.lua beside the protocol, if any).")
+    var scenario: String?
+
+    @Option(help: "Study length in days (default 14).")
+    var days: Int?
+
+    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    var participants: Int?
+
+    @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
+    var start: String?
+
+    @Option(help: "Time zone of participants without one (IANA name, default UTC).")
+    var timezone: String?
+
+    @Option(help: "Write every report table as CSV and JSON into this folder.")
+    var out: String?
 
     @OptionGroup var lua: LuaOptions
 
@@ -23,6 +46,42 @@ struct RunCommand: ParsableCommand {
         var dirs: [String] = []
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(scriptDir))
+        let studyFlags = scenario != nil || days != nil || participants != nil || start != nil || timezone != nil || out != nil
+        guard studyFlags || isProtocol(script) else {
+            try runPlainScript(script, dirs: dirs, output: output)
+            return
+        }
+        var options = StudyOptions(protocolPath: script, scenarioPath: scenario ?? defaultScenario(beside: script), moduleDirectories: dirs)
+        options.days = days
+        options.participants = participants
+        options.seed = lua.seedGiven ? lua.seed : nil
+        options.start = start
+        options.timeZone = timezone
+        options.limits = lua.limits
+        let runner = StudyRunner(options: options)
+        do {
+            try runner.run { output.write($0) }
+        } catch let error as RunError {
+            output.flush()
+            printError(error.description)
+            throw ExitCode(1)
+        } catch let error as ScenarioError {
+            output.flush()
+            printError(error.description)
+            throw ExitCode(1)
+        } catch let error as LuaError {
+            output.flush()
+            printError(error.report())
+            throw ExitCode(1)
+        }
+        output.write(runner.report.renderText())
+        output.flush()
+        if let out {
+            try runner.report.write(to: URL(fileURLWithPath: out))
+        }
+    }
+
+    func runPlainScript(_ script: String, dirs: [String], output: OutputBuffer) throws {
         do {
             let state = try LuaState(limits: lua.limits, sandbox: SandboxOptions(moduleDirectories: dirs, seed: lua.seed))
             state.output = { output.write($0) }
@@ -34,6 +93,17 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+/// A script is a protocol when it declares a study (`study {` or `study(`).
+func isProtocol(_ path: String) -> Bool {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
+    return text.range(of: "(^|\\n)\\s*study\\s*[({]", options: .regularExpression) != nil
+}
+
+func defaultScenario(beside script: String) -> String? {
+    let candidate = URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
+    return FileManager.default.fileExists(atPath: candidate) ? relativeIfBelowCurrent(candidate) : nil
 }
 
 /// A folder means its protocol.lua; a missing file is a clear error.

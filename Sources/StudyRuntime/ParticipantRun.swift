@@ -1,0 +1,189 @@
+import Foundation
+import LuaHost
+import SensorKitModel
+
+/// Something the scenario makes happen to a participant's SensorKit state
+/// (data-shaping events such as wear gaps belong to the backend instead).
+public enum ModelEvent: Sendable, Equatable {
+    /// The participant turns a sensor off in Settings.
+    case revoke(Sensor, at: Double)
+    /// The participant turns it back on.
+    case grant(Sensor, at: Double)
+    /// The participant deletes data written in a range (during the hold, it is never delivered).
+    case delete(Sensor, from: Double, to: Double, at: Double)
+    /// The phone is locked (protected data unavailable) in [from, to).
+    case locked(from: Double, to: Double)
+    /// The phone's wall clock jumps by `offset` seconds.
+    case wallClockJump(at: Double, offset: Double)
+
+    var time: Double {
+        switch self {
+        case .revoke(_, let at), .grant(_, let at), .delete(_, _, _, let at), .wallClockJump(let at, _): at
+        case .locked(let from, _): from
+        }
+    }
+}
+
+/// What one participant's run needs.
+public struct ParticipantSetup: Sendable {
+    public var id: String
+    public var timeZone: TimeZone
+    public var consent: ConsentPolicy
+    public var events: [ModelEvent]
+
+    public init(id: String, timeZone: TimeZone, consent: ConsentPolicy = .allowAll, events: [ModelEvent] = []) {
+        self.id = id
+        self.timeZone = timeZone
+        self.consent = consent
+        self.events = events
+    }
+}
+
+/// Settings shared by every participant of a run.
+public struct RunSettings: Sendable {
+    public var protocolPath: String
+    public var moduleDirectories: [String]
+    public var start: Double
+    public var days: Int
+    public var seed: Int64
+    public var limits: LuaLimits
+    public var switches: WorldSwitches
+
+    public init(protocolPath: String, moduleDirectories: [String], start: Double, days: Int, seed: Int64,
+                limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches()) {
+        self.protocolPath = protocolPath
+        self.moduleDirectories = moduleDirectories
+        self.start = start
+        self.days = days
+        self.seed = seed
+        self.limits = limits
+        self.switches = switches
+    }
+
+    public var end: Double { start + Double(days) * 86_400 }
+}
+
+/// An error of a run, with the participant and the simulated time it happened at.
+public struct RunError: Error, CustomStringConvertible {
+    public var participant: String
+    public var time: String
+    public var error: LuaError
+
+    public var description: String { "[\(participant) \(time)] " + error.report() }
+}
+
+/// One participant's study: a Lua state, the participant's SensorKit model,
+/// the sample source, a virtual clock and the event loop that drives them.
+public final class ParticipantRun {
+    public let setup: ParticipantSetup
+    public let settings: RunSettings
+    public let state: LuaState
+    public var model: ParticipantModel
+    public let source: any SampleSource
+    public let clock: VirtualClock
+    public let loop = EventLoop()
+    public let report: ReportBook
+    let output: (String) -> Void
+    var readers: [WeakReader] = []
+    var studyDeclared = false
+    public var manifest: StudyManifest?
+
+    public init(setup: ParticipantSetup, settings: RunSettings, source: any SampleSource, report: ReportBook,
+                output: @escaping (String) -> Void) throws {
+        self.setup = setup
+        self.settings = settings
+        self.source = source
+        self.report = report
+        self.output = output
+        self.clock = VirtualClock(start: settings.start, timeZone: setup.timeZone)
+        let participantSeed = UInt64(bitPattern: settings.seed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(setup.id.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) })
+        self.model = ParticipantModel(participant: setup.id, study: ResolvedStudy(), switches: settings.switches,
+                                      activation: settings.start - 30 * 86_400, seed: participantSeed)
+        model.advance(to: settings.start)
+        self.state = try LuaState(limits: settings.limits,
+                                  sandbox: SandboxOptions(moduleDirectories: settings.moduleDirectories,
+                                                          seed: Int64(bitPattern: participantSeed >> 1)))
+        state.clock = clock
+        state.output = output
+        try Bindings.install(in: self)
+        for event in setup.events { scheduleModelEvent(event) }
+    }
+
+    /// Runs the protocol's top level, then every event until the study ends.
+    public func run() throws {
+        do {
+            try state.executeFile(settings.protocolPath)
+        } catch let e as LuaError {
+            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
+        }
+        try drain(until: settings.end)
+    }
+
+    /// Runs events up to `limit` (inclusive), advancing the clocks; stops at the first error.
+    public func drain(until limit: Double) throws {
+        while let (time, action) = loop.next(upTo: limit) {
+            advance(to: time)
+            do {
+                try action()
+            } catch let e as LuaError {
+                throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
+            }
+        }
+        advance(to: limit)
+    }
+
+    func advance(to t: Double) {
+        guard t > clock.now else { return }
+        clock.advance(to: t)
+        model.advance(to: t)
+    }
+
+    /// Queues a delegate call for after the current code returns (same virtual time).
+    func deliver(_ action: @escaping () throws -> Void) {
+        loop.schedule(at: clock.now, action)
+    }
+
+    private func scheduleModelEvent(_ event: ModelEvent) {
+        loop.schedule(at: max(event.time, settings.start)) { [unowned self] in
+            switch event {
+            case .revoke(let sensor, _): self.notify(self.model.revoke(sensor))
+            case .grant(let sensor, _): self.notify(self.model.grant(sensor))
+            case .delete(let sensor, let from, let to, _):
+                self.model.deleteData(sensor, range: TimeRange(after: from, through: to))
+            case .locked(_, let to):
+                self.model.deviceLocked = true
+                self.loop.schedule(at: to) { [unowned self] in self.model.deviceLocked = false }
+            case .wallClockJump(_, let offset): self.model.clock.jumpWallClock(by: offset)
+            }
+        }
+    }
+
+    /// Tells every live reader of a changed sensor (`didChangeAuthorizationStatus`).
+    func notify(_ changes: [StatusChange]) {
+        for change in changes {
+            for weak in readers {
+                guard let reader = weak.reader, reader.sensor == change.sensor else { continue }
+                deliver { [unowned self] in
+                    try self.callDelegate(reader, "didChangeAuthorizationStatus", [.string(change.to.name)])
+                }
+            }
+        }
+    }
+
+    /// Calls `reader.delegate[method](reader, args...)` when the delegate has that method.
+    /// Returns nil when there is no delegate or no such method, else the method's first result.
+    @discardableResult
+    func callDelegate(_ reader: Reader, _ method: String, _ args: [LuaValue]) throws -> LuaValue? {
+        guard reader.delegate != nil, let deliver = bindings?.deliver else { return nil }
+        let results = try state.call(deliver, [.reference(reader.userdata!), .string(method)] + args, results: 2)
+        guard results.count == 2, results[1].boolValue == true else { return nil }
+        return results[0]
+    }
+
+    var bindings: Bindings?
+}
+
+final class WeakReader {
+    weak var reader: Reader?
+    init(_ reader: Reader) { self.reader = reader }
+}

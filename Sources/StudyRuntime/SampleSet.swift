@@ -1,0 +1,464 @@
+import Foundation
+import SensorKitModel
+
+/// A lazy, columnar set of samples: a producer of chunks plus row filters.
+///
+/// Nothing is materialised up front: every aggregate streams the chunks the
+/// producer yields (typically an hour of data each), so memory stays bounded by
+/// the chunk size whatever the range. Filters are evaluated per chunk into a
+/// selection of row indices; aggregates loop over unboxed `[Double]` columns.
+public final class SampleSet: @unchecked Sendable {
+    public typealias ChunkProducer = () -> AnyIterator<SampleBatch>
+
+    public let sensor: Sensor
+    public let timeZone: TimeZone
+    public let filters: [RowFilter]
+    let produce: ChunkProducer
+
+    public init(sensor: Sensor, timeZone: TimeZone, filters: [RowFilter] = [], produce: @escaping ChunkProducer) {
+        self.sensor = sensor
+        self.timeZone = timeZone
+        self.filters = filters
+        self.produce = produce
+    }
+
+    /// A set built from batches already in memory.
+    public convenience init(sensor: Sensor, timeZone: TimeZone, batches: [SampleBatch]) {
+        self.init(sensor: sensor, timeZone: timeZone) { AnyIterator(batches.makeIterator()) }
+    }
+
+    /// The same samples, keeping only rows where `filter` holds.
+    public func filtered(_ filter: RowFilter) -> SampleSet {
+        SampleSet(sensor: sensor, timeZone: timeZone, filters: filters + [filter], produce: produce)
+    }
+
+    /// Calls `body` with each non-empty chunk and the rows selected in it (nil: all rows).
+    public func forEachChunk(_ body: (SampleBatch, [Int]?) throws -> Void) throws {
+        let chunks = produce()
+        while let batch = chunks.next() {
+            guard batch.count > 0 else { continue }
+            var selection: [Int]?
+            for filter in filters {
+                selection = try filter.select(in: batch, among: selection)
+                if selection?.isEmpty == true { break }
+            }
+            if let selection, selection.isEmpty { continue }
+            try body(batch, selection)
+        }
+    }
+
+    // MARK: aggregates
+
+    public func count() throws -> Int {
+        var n = 0
+        try forEachChunk { batch, sel in n += sel?.count ?? batch.count }
+        return n
+    }
+
+    /// Count, sum, mean, min, max and standard deviation of a numeric field in one pass.
+    public func stats(_ field: String) throws -> RunningStats {
+        var total = RunningStats()
+        try forEachChunk { batch, sel in
+            let values = try FieldReader.numbers(field, in: batch)
+            total.merge(RunningStats(values, selection: sel))
+        }
+        return total
+    }
+
+    /// The q-quantile (0…1) of a field, linear interpolation between order statistics (R type 7).
+    public func quantile(_ field: String, _ q: Double) throws -> Double {
+        var all: [Double] = []
+        try forEachChunk { batch, sel in
+            let values = try FieldReader.numbers(field, in: batch)
+            if let sel { for i in sel where !values[i].isNaN { all.append(values[i]) } }
+            else { all.append(contentsOf: values.lazy.filter { !$0.isNaN }) }
+        }
+        return Quantiles.of(&all, q)
+    }
+
+    /// Σ value × weight / Σ weight (weights default to each sample's `duration`).
+    public func weightedMean(_ field: String, weight: String = "duration") throws -> Double {
+        var num = 0.0, den = 0.0
+        try forEachChunk { batch, sel in
+            let v = try FieldReader.numbers(field, in: batch)
+            let w = try FieldReader.numbers(weight, in: batch)
+            func add(_ i: Int) { if !v[i].isNaN, !w[i].isNaN { num += v[i] * w[i]; den += w[i] } }
+            if let sel { for i in sel { add(i) } } else { for i in 0..<batch.count { add(i) } }
+        }
+        return den > 0 ? num / den : .nan
+    }
+
+    /// The values of one field, materialised (for custom logic over modest sets).
+    public func column(_ field: String) throws -> ColumnData {
+        var doubles: [Double] = [], ints: [Int64] = [], bools: [Bool] = [], strings: [String] = [], values: [FieldValue] = []
+        var kind: ColumnKind?
+        try forEachChunk { batch, sel in
+            let col = try FieldReader.column(field, in: batch)
+            let picked = sel.map { col.gather($0) } ?? col
+            switch picked {
+            case .double(let v): kind = .double; doubles.append(contentsOf: v)
+            case .int(let v): kind = .int; ints.append(contentsOf: v)
+            case .bool(let v): kind = .bool; bools.append(contentsOf: v)
+            case .string(let v): kind = .string; strings.append(contentsOf: v)
+            case .value(let v): kind = .value; values.append(contentsOf: v)
+            }
+        }
+        switch kind {
+        case .int: return .int(ints)
+        case .bool: return .bool(bools)
+        case .string: return .string(strings)
+        case .value: return .value(values)
+        default: return .double(doubles)
+        }
+    }
+
+    /// The selected rows as one batch (for `rows()` and printing; keep sets modest).
+    public func materialize(limit: Int = .max) throws -> SampleBatch {
+        var out = SampleBatch.empty(for: sensor)
+        var taken = 0
+        try forEachChunk { batch, sel in
+            guard taken < limit else { return }
+            var part = sel.map { batch.gather($0) } ?? batch
+            if part.count > limit - taken { part = part.slice(0..<(limit - taken)) }
+            taken += part.count
+            out.append(part)
+        }
+        return out
+    }
+
+    // MARK: grouping
+
+    /// Groups rows by a key of their sample time (local time, DST-correct) and aggregates each group.
+    public func grouped(by grouping: Grouping, aggregate: GroupAggregate) throws -> [GroupResult] {
+        var index: [Int64: Int] = [:]
+        var keys: [Int64] = []
+        var stats: [RunningStats] = []
+        var values: [[Double]] = []
+        let keepValues: Bool = if case .quantile = aggregate { true } else { false }
+        var localKeys = LocalKeys(grouping: grouping, timeZone: timeZone)
+        var lastKey = Int64.min, slot = -1
+        try forEachChunk { batch, sel in
+            let numbers: [Double]? = try aggregate.field.map { try FieldReader.numbers($0, in: batch) }
+            func visit(_ i: Int) {
+                let key = localKeys.key(for: batch.times[i])
+                if key != lastKey {
+                    if let known = index[key] { slot = known } else {
+                        slot = keys.count
+                        index[key] = slot
+                        keys.append(key)
+                        stats.append(RunningStats())
+                        values.append([])
+                    }
+                    lastKey = key
+                }
+                let v = numbers?[i] ?? 1
+                if !v.isNaN {
+                    stats[slot].add(v)
+                    if keepValues { values[slot].append(v) }
+                }
+            }
+            if let sel { for i in sel { visit(i) } } else { for i in 0..<batch.count { visit(i) } }
+        }
+        return keys.indices.sorted { keys[$0] < keys[$1] }.map { s in
+            let g = stats[s]
+            let value: Double = switch aggregate {
+            case .count: Double(g.count)
+            case .sum: g.sum
+            case .mean: g.mean
+            case .min: g.min
+            case .max: g.max
+            case .stddev: g.standardDeviation
+            case .quantile(_, let q): Quantiles.of(&values[s], q)
+            }
+            return GroupResult(label: localKeys.label(for: keys[s]), start: localKeys.start(for: keys[s]), count: g.count, value: value)
+        }
+    }
+}
+
+/// How rows are grouped: by their local clock hour, local day, hour of the day (0–23), or fixed windows.
+public enum Grouping: Sendable, Equatable {
+    case localHour
+    case localDay
+    case hourOfDay
+    case window(seconds: Double, origin: Double)
+}
+
+/// What is computed per group.
+public enum GroupAggregate: Sendable, Equatable {
+    case count
+    case sum(String)
+    case mean(String)
+    case min(String)
+    case max(String)
+    case stddev(String)
+    case quantile(String, Double)
+
+    var field: String? {
+        switch self {
+        case .count: nil
+        case .sum(let f), .mean(let f), .min(let f), .max(let f), .stddev(let f), .quantile(let f, _): f
+        }
+    }
+}
+
+public struct GroupResult: Sendable, Equatable {
+    public var label: String
+    public var start: Double
+    public var count: Int
+    public var value: Double
+}
+
+/// A row filter `field op value` on a numeric or text field.
+public struct RowFilter: Sendable, Equatable {
+    public enum Op: String, Sendable, CaseIterable { case lt = "<", le = "<=", gt = ">", ge = ">=", eq = "==", ne = "~=" }
+    public enum Operand: Sendable, Equatable { case number(Double), text(String) }
+
+    public var field: String
+    public var op: Op
+    public var operand: Operand
+
+    public init(field: String, op: Op, operand: Operand) {
+        self.field = field
+        self.op = op
+        self.operand = operand
+    }
+
+    /// The rows of `batch` (among `candidates`, or all) where the filter holds.
+    func select(in batch: SampleBatch, among candidates: [Int]?) throws -> [Int] {
+        var out: [Int] = []
+        switch operand {
+        case .number(let x):
+            let v = try FieldReader.numbers(field, in: batch)
+            let test: (Double) -> Bool = switch op {
+            case .lt: { $0 < x }
+            case .le: { $0 <= x }
+            case .gt: { $0 > x }
+            case .ge: { $0 >= x }
+            case .eq: { $0 == x }
+            case .ne: { $0 != x }
+            }
+            if let candidates { for i in candidates where test(v[i]) { out.append(i) } }
+            else {
+                out.reserveCapacity(v.count)
+                for i in 0..<v.count where test(v[i]) { out.append(i) }
+            }
+        case .text(let s):
+            guard case .string(let v) = try FieldReader.column(field, in: batch) else {
+                throw FieldError("field '\(field)' is not text: compare it with a number")
+            }
+            guard op == .eq || op == .ne else { throw FieldError("text fields compare only with == and ~=") }
+            let want = op == .eq
+            if let candidates { for i in candidates where (v[i] == s) == want { out.append(i) } }
+            else { for i in 0..<v.count where (v[i] == s) == want { out.append(i) } }
+        }
+        return out
+    }
+}
+
+public struct FieldError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Reads fields of a batch as numbers, including the virtual ones:
+/// `time` (sample time), `writeTime`, and `magnitude` (√(x²+y²+z²) for x/y/z sensors).
+enum FieldReader {
+    static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
+        switch field {
+        case "time": return batch.times
+        case "writeTime": return batch.writeTimes
+        case "magnitude":
+            guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
+                  case .double(let z)? = batch.column("z")?.data else {
+                throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
+            }
+            var out = [Double](repeating: 0, count: x.count)
+            x.withUnsafeBufferPointer { xb in
+                y.withUnsafeBufferPointer { yb in
+                    z.withUnsafeBufferPointer { zb in
+                        for i in 0..<xb.count { out[i] = (xb[i] * xb[i] + yb[i] * yb[i] + zb[i] * zb[i]).squareRoot() }
+                    }
+                }
+            }
+            return out
+        default:
+            guard let column = batch.column(field) else { throw unknown(field, in: batch) }
+            var values: [Double]
+            switch column.data {
+            case .double(let v): values = v
+            case .int(let v): values = v.map { Double($0) }
+            case .bool(let v): values = v.map { $0 ? 1 : 0 }
+            case .string, .value: throw FieldError("field '\(field)' of \(batch.sensor.rawValue) is not numeric")
+            }
+            if let present = column.present {
+                for i in 0..<values.count where !present[i] { values[i] = .nan }
+            }
+            return values
+        }
+    }
+
+    static func column(_ field: String, in batch: SampleBatch) throws -> ColumnData {
+        switch field {
+        case "time", "writeTime", "magnitude": return .double(try numbers(field, in: batch))
+        default:
+            guard let column = batch.column(field) else { throw unknown(field, in: batch) }
+            return column.data
+        }
+    }
+
+    static func unknown(_ field: String, in batch: SampleBatch) -> FieldError {
+        let names = batch.columns.map(\.name) + ["time", "writeTime"]
+        return FieldError("\(batch.sensor.rawValue) has no field '\(field)' (fields: \(names.joined(separator: ", ")))")
+    }
+}
+
+/// Count, sum, mean, min, max and variance, mergeable across chunks (Chan et al.).
+public struct RunningStats: Sendable, Equatable {
+    public private(set) var count = 0
+    public private(set) var sum = 0.0
+    public private(set) var min = Double.nan
+    public private(set) var max = Double.nan
+    private var mean_ = 0.0
+    private var m2 = 0.0
+
+    public init() {}
+
+    init(_ values: [Double], selection: [Int]?) {
+        var n = 0, s = 0.0, lo = Double.infinity, hi = -Double.infinity
+        values.withUnsafeBufferPointer { v in
+            func take(_ x: Double) {
+                guard !x.isNaN else { return }
+                n += 1
+                s += x
+                if x < lo { lo = x }
+                if x > hi { hi = x }
+            }
+            if let selection { for i in selection { take(v[i]) } } else { for x in v { take(x) } }
+        }
+        guard n > 0 else { return }
+        let mean = s / Double(n)
+        var m2 = 0.0
+        values.withUnsafeBufferPointer { v in
+            if let selection {
+                for i in selection where !v[i].isNaN { let d = v[i] - mean; m2 += d * d }
+            } else {
+                for x in v where !x.isNaN { let d = x - mean; m2 += d * d }
+            }
+        }
+        self.count = n
+        self.sum = s
+        self.min = lo
+        self.max = hi
+        self.mean_ = mean
+        self.m2 = m2
+    }
+
+    public mutating func add(_ x: Double) {
+        count += 1
+        sum += x
+        min = min.isNaN ? x : Swift.min(min, x)
+        max = max.isNaN ? x : Swift.max(max, x)
+        let d = x - mean_
+        mean_ += d / Double(count)
+        m2 += d * (x - mean_)
+    }
+
+    public mutating func merge(_ o: RunningStats) {
+        guard o.count > 0 else { return }
+        guard count > 0 else { self = o; return }
+        let n = Double(count + o.count)
+        let d = o.mean_ - mean_
+        m2 += o.m2 + d * d * Double(count) * Double(o.count) / n
+        mean_ += d * Double(o.count) / n
+        count += o.count
+        sum += o.sum
+        min = Swift.min(min, o.min)
+        max = Swift.max(max, o.max)
+    }
+
+    public var mean: Double { count > 0 ? sum / Double(count) : .nan }
+    /// Sample standard deviation (n − 1).
+    public var standardDeviation: Double { count > 1 ? (m2 / Double(count - 1)).squareRoot() : .nan }
+}
+
+enum Quantiles {
+    /// R type 7 quantile of `values` (sorted in place).
+    static func of(_ values: inout [Double], _ q: Double) -> Double {
+        guard !values.isEmpty, q >= 0, q <= 1 else { return .nan }
+        values.sort()
+        let h = Double(values.count - 1) * q
+        let lo = Int(h.rounded(.down))
+        let hi = Swift.min(lo + 1, values.count - 1)
+        return values[lo] + (h - Double(lo)) * (values[hi] - values[lo])
+    }
+}
+
+/// Group keys for sample times in a time zone, fast within a stretch of constant UTC offset.
+struct LocalKeys {
+    let grouping: Grouping
+    let timeZone: TimeZone
+    private var offset = 0.0
+    private var validFrom = Double.infinity
+    private var validUntil = -Double.infinity
+
+    init(grouping: Grouping, timeZone: TimeZone) {
+        self.grouping = grouping
+        self.timeZone = timeZone
+    }
+
+    /// The UTC offset in force at `t`, cached until the next time-zone transition.
+    private mutating func localOffset(_ t: Double) -> Double {
+        if t >= validFrom, t < validUntil { return offset }
+        let date = Date(timeIntervalSince1970: t)
+        offset = Double(timeZone.secondsFromGMT(for: date))
+        let next = timeZone.nextDaylightSavingTimeTransition(after: date)?.timeIntervalSince1970 ?? .infinity
+        validFrom = t
+        validUntil = Swift.min(next, t + 86_400 * 30)
+        return offset
+    }
+
+    mutating func key(for t: Double) -> Int64 {
+        switch grouping {
+        case .localHour: return Int64(((t + localOffset(t)) / 3600).rounded(.down))
+        case .localDay: return Int64(((t + localOffset(t)) / 86_400).rounded(.down))
+        case .hourOfDay:
+            let h = Int64(((t + localOffset(t)) / 3600).rounded(.down)) % 24
+            return h < 0 ? h + 24 : h
+        case .window(let seconds, let origin): return Int64(((t - origin) / seconds).rounded(.down))
+        }
+    }
+
+    func start(for key: Int64) -> Double {
+        switch grouping {
+        case .localHour: return localStart(Double(key) * 3600)
+        case .localDay: return localStart(Double(key) * 86_400)
+        case .hourOfDay: return Double(key) * 3600
+        case .window(let seconds, let origin): return origin + Double(key) * seconds
+        }
+    }
+
+    /// The UTC instant of a local wall time given as seconds since 1970-01-01 00:00 local.
+    private func localStart(_ local: Double) -> Double {
+        let guess = local - Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: local)))
+        return local - Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: guess)))
+    }
+
+    func label(for key: Int64) -> String {
+        switch grouping {
+        case .localHour: return LocalKeys.utcFormat(Double(key) * 3600, "%Y-%m-%d %H:00")
+        case .localDay: return LocalKeys.utcFormat(Double(key) * 86_400, "%Y-%m-%d")
+        case .hourOfDay: return String(format: "%02d", Int(key))
+        case .window(let seconds, let origin): return LocalKeys.utcFormat(origin + Double(key) * seconds, "%Y-%m-%dT%H:%M:%SZ")
+        }
+    }
+
+    /// Formats seconds as if UTC (local keys are already shifted to local time).
+    static func utcFormat(_ t: Double, _ format: String) -> String {
+        var time = time_t(t.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var buf = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buf, buf.count, format, &parts)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

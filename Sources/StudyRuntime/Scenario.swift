@@ -1,0 +1,325 @@
+import Foundation
+import LuaHost
+import SensorBackends
+import SensorKitModel
+
+/// A study scenario: who takes part, on which devices, how they answer the
+/// consent sheet, and what happens to them. Written as Lua data (a file that
+/// returns a table), read in the sandbox. Everything left out has a default,
+/// so an empty scenario is a plausible cohort drawn from the seed.
+public struct Scenario: Sendable {
+    public var days: Int?
+    public var start: String?
+    public var timeZone: String?
+    public var seed: Int64?
+    public var participantCount: Int?
+    public var participants: [ScenarioParticipant] = []
+    public var switches: [String: SwitchValue] = [:]
+    public var simulation = SimulationSettings()
+
+    public init() {}
+}
+
+/// One participant as the scenario describes them. Times stay text until the study start is known.
+public struct ScenarioParticipant: Sendable {
+    public var id: String
+    public var timeZone: String?
+    public var watch = true
+    public var profile = ParticipantProfile()
+    public var consent = ConsentPolicy.allowAll
+    public var events: [LuaTable] = []
+    public var eventPaths: [String] = []
+}
+
+/// A scenario that cannot be read: names the file and the field, and what was expected.
+public struct ScenarioError: Error, CustomStringConvertible {
+    public var file: String
+    public var path: String
+    public var message: String
+    public var description: String { path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)" }
+}
+
+extension Scenario {
+    /// Reads a scenario file (sandboxed Lua returning a table).
+    public static func load(_ path: String) throws -> Scenario {
+        let state = try LuaState(limits: LuaLimits(memoryBytes: 64 << 20, timeLimitMilliseconds: 5000), sandbox: SandboxOptions())
+        let values: [LuaValue]
+        do {
+            values = try state.executeFile(path)
+        } catch let e as LuaError {
+            throw ScenarioError(file: path, path: "", message: e.report())
+        }
+        guard let table = values.first?.tableValue else {
+            throw ScenarioError(file: path, path: "", message: "a scenario must return a table (`return { participants = { … } }`), got \(values.first?.typeName ?? "nothing")")
+        }
+        return try Scenario(table: table, file: path)
+    }
+
+    static let topKeys: Set<String> = ["days", "start", "timezone", "seed", "participants", "switches", "simulation"]
+    static let participantKeys: Set<String> = ["id", "timezone", "watch", "profile", "consent", "events"]
+
+    init(table: LuaTable, file: String) throws {
+        self.init()
+        func fail(_ path: String, _ message: String) -> ScenarioError { ScenarioError(file: file, path: path, message: message) }
+        try Scenario.checkKeys(table, Scenario.topKeys, path: "", fail)
+        if let v = table["days"], !v.isNil {
+            guard let d = v.integerValue, d > 0, d <= 366 else { throw fail("days", "expected a whole number of days from 1 to 366, got \(v.typeName == "number" ? "\(v.doubleValue!)" : v.typeName)") }
+            days = Int(d)
+        }
+        if let v = table["start"], !v.isNil {
+            guard let s = v.stringValue, LocalTime.parse(s, TimeZone(identifier: "UTC")!) != nil else { throw fail("start", "expected a date like \"2026-03-02\"") }
+            start = s
+        }
+        if let v = table["timezone"], !v.isNil {
+            guard let s = v.stringValue, TimeZone(identifier: s) != nil else { throw fail("timezone", "expected an IANA time zone like \"Europe/Berlin\", got \(v.stringValue.map { "\"\($0)\"" } ?? v.typeName)") }
+            timeZone = s
+        }
+        if let v = table["seed"], !v.isNil {
+            guard let s = v.integerValue else { throw fail("seed", "expected an integer") }
+            seed = s
+        }
+        if let v = table["switches"], !v.isNil {
+            guard let t = v.tableValue else { throw fail("switches", "expected a table of switch = value") }
+            for e in t.entries {
+                guard let k = e.key.stringValue else { throw fail("switches", "switch names must be strings") }
+                switches[k] = try Scenario.switchValue(e.value, path: "switches.\(k)", fail)
+            }
+            var probe = WorldSwitches()
+            do { try probe.set(switches) } catch { throw fail("switches", "\(error)") }
+        }
+        if let v = table["simulation"], !v.isNil {
+            guard let t = v.tableValue else { throw fail("simulation", "expected a table") }
+            for e in t.entries {
+                guard let k = e.key.stringValue, let n = e.value.doubleValue else { throw fail("simulation", "expected name = number entries") }
+                switch k {
+                case "watchSyncLag": simulation.watchSyncLag = n
+                case "writeBatchSeconds": simulation.writeBatchSeconds = n
+                case "reportWindow": simulation.reportWindow = n
+                case "ambientLightPeriod": simulation.ambientLightPeriod = n
+                default: throw fail("simulation.\(k)", "unknown setting (known: watchSyncLag, writeBatchSeconds, reportWindow, ambientLightPeriod)")
+                }
+            }
+        }
+        switch table["participants"] {
+        case nil, .nil?: break
+        case .integer(let n)?:
+            guard n > 0, n <= 1000 else { throw fail("participants", "expected 1 to 1000 participants") }
+            participantCount = Int(n)
+        case .table(let list)?:
+            guard let items = list.arrayValue else { throw fail("participants", "expected a list of participant tables") }
+            for (i, item) in items.enumerated() {
+                let path = "participants[\(i + 1)]"
+                guard let t = item.tableValue else { throw fail(path, "expected a table, got \(item.typeName)") }
+                participants.append(try Scenario.participant(t, index: i, path: path, fail))
+            }
+            let ids = participants.map(\.id)
+            if Set(ids).count != ids.count { throw fail("participants", "participant ids must be unique") }
+        case let v?:
+            throw fail("participants", "expected a number or a list of participants, got \(v.typeName)")
+        }
+    }
+
+    static func checkKeys(_ t: LuaTable, _ known: Set<String>, path: String, _ fail: (String, String) -> ScenarioError) throws {
+        for e in t.entries {
+            guard let k = e.key.stringValue, known.contains(k) else {
+                let name = e.key.stringValue ?? e.key.typeName
+                let hint = Suggestions.closest(to: name, among: known.sorted(), limit: 1).first.map { "; did you mean '\($0)'?" } ?? ""
+                throw fail(path.isEmpty ? name : "\(path).\(name)", "unknown field\(hint) (known: \(known.sorted().joined(separator: ", ")))")
+            }
+        }
+    }
+
+    static func switchValue(_ v: LuaValue, path: String, _ fail: (String, String) -> ScenarioError) throws -> SwitchValue {
+        switch v {
+        case .integer(let i): return .number(Double(i))
+        case .number(let d): return .number(d)
+        case .string(let s): return .string(s)
+        case .boolean(let b): return .bool(b)
+        case .table(let t):
+            var out: [String: SwitchValue] = [:]
+            for e in t.entries {
+                guard let k = e.key.stringValue else { throw fail(path, "keys must be strings") }
+                out[k] = try switchValue(e.value, path: "\(path).\(k)", fail)
+            }
+            return .table(out)
+        default: throw fail(path, "unsupported value \(v.typeName)")
+        }
+    }
+
+    static func participant(_ t: LuaTable, index: Int, path: String, _ fail: (String, String) -> ScenarioError) throws -> ScenarioParticipant {
+        try checkKeys(t, participantKeys, path: path, fail)
+        var p = ScenarioParticipant(id: t["id"]?.stringValue ?? String(format: "P%d", index + 1))
+        if let v = t["timezone"], !v.isNil {
+            guard let s = v.stringValue, TimeZone(identifier: s) != nil else { throw fail("\(path).timezone", "expected an IANA time zone like \"Europe/Berlin\"") }
+            p.timeZone = s
+        }
+        if let v = t["watch"], !v.isNil {
+            guard let b = v.boolValue else { throw fail("\(path).watch", "expected true or false") }
+            p.watch = b
+        }
+        switch t["profile"] {
+        case nil, .nil?: break
+        case .string(let s)?:
+            guard let preset = ProfilePreset(rawValue: s) else {
+                throw fail("\(path).profile", "unknown profile '\(s)' (known: \(ProfilePreset.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            p.profile = ParticipantProfile(preset: preset)
+        case .table(let pt)?:
+            p.profile = try profile(pt, path: "\(path).profile", fail)
+        case let v?:
+            throw fail("\(path).profile", "expected a profile name or table, got \(v.typeName)")
+        }
+        if let v = t["consent"], !v.isNil {
+            guard let ct = v.tableValue else { throw fail("\(path).consent", "expected a table like { default = \"allow\", heartRate = \"deny\" }") }
+            var policy = ConsentPolicy.allowAll
+            for e in ct.entries {
+                let key = e.key.stringValue ?? "?"
+                guard let text = e.value.stringValue, let answer = ConsentAnswer(rawValue: text) else {
+                    throw fail("\(path).consent.\(key)", "expected one of \(ConsentAnswer.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if key == "default" { policy.defaultAnswer = answer; continue }
+                guard let sensor = Sensor(name: key) else {
+                    let hint = SensorCatalogue.sensorSuggestions(for: key).first.map { "; did you mean '\($0)'?" } ?? ""
+                    throw fail("\(path).consent.\(key)", "unknown sensor\(hint)")
+                }
+                policy.answers[sensor] = answer
+            }
+            p.consent = policy
+        }
+        if let v = t["events"], !v.isNil {
+            guard let items = v.tableValue?.arrayValue else { throw fail("\(path).events", "expected a list of event tables") }
+            for (i, item) in items.enumerated() {
+                guard let et = item.tableValue else { throw fail("\(path).events[\(i + 1)]", "expected a table") }
+                p.events.append(et)
+                p.eventPaths.append("\(path).events[\(i + 1)]")
+            }
+        }
+        return p
+    }
+
+    static func profile(_ t: LuaTable, path: String, _ fail: (String, String) -> ScenarioError) throws -> ParticipantProfile {
+        var prof = ParticipantProfile()
+        for e in t.entries {
+            guard let k = e.key.stringValue else { throw fail(path, "field names must be strings") }
+            let v = e.value
+            func number() throws -> Double {
+                guard let d = v.doubleValue else { throw fail("\(path).\(k)", "expected a number") }
+                return d
+            }
+            func named<T: RawRepresentable & CaseIterable>(_: T.Type) throws -> T where T.RawValue == String {
+                guard let s = v.stringValue, let x = T(rawValue: s) else {
+                    throw fail("\(path).\(k)", "expected one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return x
+            }
+            switch k {
+            case "preset": prof.preset = try named(ProfilePreset.self)
+            case "chronotype": prof.chronotype = try named(Chronotype.self)
+            case "activity": prof.activity = try named(ActivityLevel.self)
+            case "screenTime": prof.screenTime = try named(ScreenTimeLevel.self)
+            case "commute": prof.commute = try named(CommuteMode.self)
+            case "dailySteps": prof.dailySteps = try number()
+            case "sleepNeedHours": prof.sleepNeedHours = try number()
+            case "midSleepFreeDays": prof.midSleepFreeDays = try number()
+            case "screenHoursPerDay": prof.screenHoursPerDay = try number()
+            case "pickupsPerDay": prof.pickupsPerDay = try number()
+            case "restingHeartRate": prof.restingHeartRate = try number()
+            case "age": prof.age = try number()
+            case "typingWordsPerMinute": prof.typingWordsPerMinute = try number()
+            case "wearsWatchToSleep":
+                guard let b = v.boolValue else { throw fail("\(path).\(k)", "expected true or false") }
+                prof.wearsWatchToSleep = b
+            default:
+                throw fail("\(path).\(k)", "unknown profile field (known: preset, chronotype, activity, screenTime, commute, dailySteps, sleepNeedHours, midSleepFreeDays, screenHoursPerDay, pickupsPerDay, restingHeartRate, age, typingWordsPerMinute, wearsWatchToSleep)")
+            }
+        }
+        return prof
+    }
+}
+
+/// Turns a scenario participant's event tables into backend and model events, once
+/// the study start and time zone are known. Times are "YYYY-MM-DD HH:MM" (local),
+/// "day N HH:MM" (N counts study days from 1), or seconds.
+struct EventReader {
+    let file: String
+    let start: Double
+    let timeZone: TimeZone
+
+    func time(_ v: LuaValue?, _ path: String) throws -> Double {
+        guard let v, !v.isNil else { throw ScenarioError(file: file, path: path, message: "missing time") }
+        if let d = v.doubleValue { return d }
+        guard let s = v.stringValue else { throw ScenarioError(file: file, path: path, message: "expected a time, got \(v.typeName)") }
+        if s.hasPrefix("day ") {
+            let parts = s.dropFirst(4).split(separator: " ")
+            guard let n = parts.first.flatMap({ Int($0) }), n >= 1 else {
+                throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\" with N from 1, got \"\(s)\"")
+            }
+            var day = start
+            for _ in 1..<n { day = LocalTime.nextDay(day, timeZone) }
+            var (h, m) = (0, 0)
+            if parts.count > 1 {
+                let hm = parts[1].split(separator: ":").compactMap { Int($0) }
+                guard hm.count == 2, (0..<24).contains(hm[0]), (0..<60).contains(hm[1]) else {
+                    throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\", got \"\(s)\"")
+                }
+                (h, m) = (hm[0], hm[1])
+            }
+            return LocalTime.time(onDayOf: day, hour: h, minute: m, timeZone)
+        }
+        guard let t = LocalTime.parse(s, timeZone) else {
+            throw ScenarioError(file: file, path: path, message: "expected \"YYYY-MM-DD HH:MM\", \"day N HH:MM\" or seconds, got \"\(s)\"")
+        }
+        return t
+    }
+
+    func sensor(_ v: LuaValue?, _ path: String) throws -> Sensor {
+        guard let s = v?.stringValue, let sensor = Sensor(name: s) else {
+            let hint = v?.stringValue.flatMap { SensorCatalogue.sensorSuggestions(for: $0).first }.map { "; did you mean '\($0)'?" } ?? ""
+            throw ScenarioError(file: file, path: path, message: "expected a sensor name\(hint)")
+        }
+        return sensor
+    }
+
+    /// One event table → (timeline events for the simulator, model events for SensorKit state).
+    func read(_ t: LuaTable, path: String) throws -> ([TimelineEvent], [ModelEvent]) {
+        let kinds = ["revoke", "grant", "delete", "offWrist", "phoneOff", "watchOff", "reboot", "travel", "clockJump", "locked"]
+        let present = kinds.filter { t[$0] != nil && !(t[$0]!.isNil) }
+        guard present.count == 1, let kind = present.first else {
+            throw ScenarioError(file: file, path: path, message: "an event needs exactly one of \(kinds.joined(separator: ", "))")
+        }
+        switch kind {
+        case "revoke": return ([], [.revoke(try sensor(t["revoke"], "\(path).revoke"), at: try time(t["at"], "\(path).at"))])
+        case "grant": return ([], [.grant(try sensor(t["grant"], "\(path).grant"), at: try time(t["at"], "\(path).at"))])
+        case "delete":
+            let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
+            guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
+            let at = t["at"].map { _ in try? time(t["at"], "\(path).at") } ?? nil
+            return ([], [.delete(try sensor(t["delete"], "\(path).delete"), from: from, to: to, at: at ?? to)])
+        case "offWrist", "phoneOff", "watchOff", "locked":
+            let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
+            guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
+            switch kind {
+            case "offWrist": return ([.watchOffWrist(from: from, to: to)], [])
+            case "phoneOff": return ([.deviceOff(.phone, from: from, to: to)], [])
+            case "watchOff": return ([.deviceOff(.watch, from: from, to: to)], [])
+            default: return ([], [.locked(from: from, to: to)])
+            }
+        case "reboot":
+            let kindName = t["reboot"]?.stringValue ?? "phone"
+            guard let device = DeviceKind(rawValue: kindName) else { throw ScenarioError(file: file, path: "\(path).reboot", message: "expected \"phone\" or \"watch\"") }
+            return ([.reboot(device, at: try time(t["at"], "\(path).at"))], [])
+        case "travel":
+            guard let zone = t["travel"]?.stringValue, TimeZone(identifier: zone) != nil else {
+                throw ScenarioError(file: file, path: "\(path).travel", message: "expected an IANA time zone like \"America/New_York\"")
+            }
+            return ([.travel(at: try time(t["at"], "\(path).at"), timeZone: zone)], [])
+        default: // clockJump
+            guard let v = t["clockJump"], let offset = v.doubleValue ?? v.stringValue.flatMap({ text -> Double? in
+                text.hasPrefix("-") ? LocalTime.parseDuration(String(text.dropFirst())).map { -$0 } : LocalTime.parseDuration(text)
+            }) else {
+                throw ScenarioError(file: file, path: "\(path).clockJump", message: "expected seconds or a duration like \"1h\" or \"-30m\"")
+            }
+            return ([], [.wallClockJump(at: try time(t["at"], "\(path).at"), offset: offset)])
+        }
+    }
+}

@@ -1,2 +1,0 @@
-import LuaHost
-import SensorKitModel

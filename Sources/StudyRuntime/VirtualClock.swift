@@ -1,0 +1,107 @@
+import Foundation
+import LuaHost
+
+/// The virtual wall clock of one participant's run. The event loop moves it;
+/// scripts read it through `time.now()`, `os.time()` and `os.date()`.
+public final class VirtualClock: HostClock {
+    public private(set) var now: Double
+    public let start: Double
+    public var timeZone: TimeZone
+    public var elapsed: Double { now - start }
+
+    public init(start: Double, timeZone: TimeZone) {
+        self.now = start
+        self.start = start
+        self.timeZone = timeZone
+    }
+
+    /// Moves the clock to `t` (never backwards).
+    public func advance(to t: Double) { if t > now { now = t } }
+}
+
+/// Local-time arithmetic in a time zone: day starts and "HH:MM" of a given local day.
+public enum LocalTime {
+    static func calendar(_ tz: TimeZone) -> Calendar {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = tz
+        return c
+    }
+
+    /// Start (UTC seconds) of the local day containing `t`.
+    public static func startOfDay(_ t: Double, _ tz: TimeZone) -> Double {
+        calendar(tz).startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
+    }
+
+    /// The instant of local time `hour:minute` on the local day containing `day`.
+    /// A time that does not exist (DST gap) moves forward by the gap.
+    public static func time(onDayOf day: Double, hour: Int, minute: Int, _ tz: TimeZone) -> Double {
+        let cal = calendar(tz)
+        var comps = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: day))
+        comps.hour = hour
+        comps.minute = minute
+        comps.second = 0
+        return cal.date(from: comps)?.timeIntervalSince1970 ?? (startOfDay(day, tz) + Double(hour * 3600 + minute * 60))
+    }
+
+    /// The local day after the one containing `t` (its start).
+    public static func nextDay(_ t: Double, _ tz: TimeZone) -> Double {
+        let cal = calendar(tz)
+        let start = cal.startOfDay(for: Date(timeIntervalSince1970: t))
+        return cal.date(byAdding: .day, value: 1, to: start)!.timeIntervalSince1970
+    }
+
+    /// "YYYY-MM-DD" of the local day containing `t`.
+    public static func dayLabel(_ t: Double, _ tz: TimeZone) -> String {
+        let c = calendar(tz).dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t))
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    /// "YYYY-MM-DD HH:MM" local.
+    public static func minuteLabel(_ t: Double, _ tz: TimeZone) -> String {
+        let c = calendar(tz).dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: t))
+        return String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+    }
+
+    /// Parses "YYYY-MM-DD" (local midnight in `tz`) or "YYYY-MM-DD HH:MM" / "YYYY-MM-DDTHH:MM[:SS]".
+    public static func parse(_ text: String, _ tz: TimeZone) -> Double? {
+        let parts = text.replacingOccurrences(of: "T", with: " ").split(separator: " ")
+        guard let datePart = parts.first else { return nil }
+        let ymd = datePart.split(separator: "-").compactMap { Int($0) }
+        guard ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
+        var comps = DateComponents(year: ymd[0], month: ymd[1], day: ymd[2], hour: 0, minute: 0, second: 0)
+        if parts.count > 1 {
+            let hms = parts[1].split(separator: ":").compactMap { Int($0) }
+            guard hms.count >= 2, (0..<24).contains(hms[0]), (0..<60).contains(hms[1]) else { return nil }
+            comps.hour = hms[0]
+            comps.minute = hms[1]
+            comps.second = hms.count > 2 ? hms[2] : 0
+        }
+        return calendar(tz).date(from: comps)?.timeIntervalSince1970
+    }
+
+    /// Parses durations: a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".
+    public static func parseDuration(_ text: String) -> Double? {
+        if let n = Double(text) { return n }
+        var total = 0.0
+        var number = ""
+        var sawUnit = false
+        for ch in text.lowercased() where ch != " " {
+            if ch.isNumber || ch == "." { number.append(ch); continue }
+            guard let n = Double(number) else { return nil }
+            let unit: Double
+            switch ch {
+            case "s": unit = 1
+            case "m": unit = 60
+            case "h": unit = 3600
+            case "d": unit = 86_400
+            case "w": unit = 604_800
+            default: return nil
+            }
+            total += n * unit
+            number = ""
+            sawUnit = true
+        }
+        guard number.isEmpty, sawUnit else { return nil }
+        return total
+    }
+}
