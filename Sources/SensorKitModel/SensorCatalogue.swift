@@ -1,9 +1,14 @@
 // The sensor catalogue: sensorkit-semantics.md §2.1 (entitlements), §2.2 (usage keys),
 // §3.1 (master table), §3.2 (cadence) and §3.3 (every sample field).
 
-private func f(_ name: String, _ type: FieldType, _ unit: String? = nil, opt: Bool = false,
+private func f(_ name: String, _ type: FieldType, _ unit: String?, opt: Bool = false,
                apple: String? = nil, since: OSVersion? = nil, _ summary: String) -> FieldSchema {
     FieldSchema(name: name, type: type, unit: unit, isOptional: opt, summary: summary, appleName: apple, since: since)
+}
+
+private func f(_ name: String, _ type: FieldType, opt: Bool = false,
+               apple: String? = nil, since: OSVersion? = nil, _ summary: String) -> FieldSchema {
+    FieldSchema(name: name, type: type, unit: nil, isOptional: opt, summary: summary, appleName: apple, since: since)
 }
 
 private func rowTime(_ name: String, opt: Bool = false, apple: String? = nil, _ summary: String) -> FieldSchema {

@@ -43,7 +43,9 @@ public enum Suggestions {
             }
         }
         scored.sort { ($0.distance, $0.index) < ($1.distance, $1.index) }
-        return Array(scored.prefix(limit).map(\.value))
+        // Keep only the candidates about as close as the best one.
+        guard let best = scored.first?.distance else { return [] }
+        return Array(scored.filter { $0.distance <= best + 1 }.prefix(limit).map(\.value))
     }
 
     /// `" — did you mean 'x'?"` / `" — did you mean 'x' or 'y'?"`, or `""` without suggestions.

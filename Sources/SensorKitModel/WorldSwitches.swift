@@ -321,10 +321,18 @@ public struct WorldSwitches: Sendable, Hashable {
                     guard let d = WorldSwitches.seconds(v) else { throw fail("offset cannot be \(v)") }
                     return d
                 } ?? 0
+                let mode: String?
                 switch t["mode"] {
-                case .string(let s) where s.lowercased() == "deviceepoch" && t["offset"] == nil: epochMode = .deviceEpoch
-                case .string(let s) where s.lowercased() == "cfaligned", nil: epochMode = .cfAligned(offset: offset)
+                case .string(let s)?: mode = s.lowercased()
+                case nil: mode = nil
                 default: throw fail("cannot use \(value)")
+                }
+                if mode == "deviceepoch" && t["offset"] == nil {
+                    epochMode = .deviceEpoch
+                } else if mode == "cfaligned" || mode == nil {
+                    epochMode = .cfAligned(offset: offset)
+                } else {
+                    throw fail("cannot use \(value)")
                 }
             default: throw fail("cannot use \(value)")
             }

@@ -91,6 +91,7 @@ final class Bindings {
                 let s: Sensor
                 if let known = Sensor(name: sensorName) { s = known } else { s = try self.sensor(call, 1) }
                 let reader = Reader(sensor: s, stream: stream)
+                if self.run.usedSensors[s] == nil { self.run.usedSensors[s] = "sensorkit.reader" }
                 call.push(reader, as: self.readerClass)
                 reader.userdata = call.reference(-1)
                 self.run.readers.append(WeakReader(reader))
@@ -106,6 +107,7 @@ final class Bindings {
                         throw LuaScriptError("requestAuthorization: item \(i + 1) is not a known sensor (\(item.stringValue ?? item.typeName))\(hint)")
                     }
                     sensors.insert(s)
+                    self.run.usedSensors[s] = "sensorkit.requestAuthorization"
                 }
                 let completion = call.isNil(2) ? nil : try call.function(2)
                 let result = self.run.model.requestAuthorization(sensors, policy: self.run.setup.consent)

@@ -87,6 +87,8 @@ public final class ParticipantRun {
     var readers: [WeakReader] = []
     var studyDeclared = false
     public var manifest: StudyManifest?
+    /// Sensors the protocol's code uses (readers made, authorization asked), for `sensorium check`.
+    public internal(set) var usedSensors: [Sensor: String] = [:]
 
     public init(setup: ParticipantSetup, settings: RunSettings, source: any SampleSource, report: ReportBook,
                 output: @escaping (String) -> Void) throws {
@@ -111,12 +113,17 @@ public final class ParticipantRun {
 
     /// Runs the protocol's top level, then every event until the study ends.
     public func run() throws {
+        try runTopLevel()
+        try drain(until: settings.end)
+    }
+
+    /// Runs only the protocol's top level (declarations, readers, schedules).
+    public func runTopLevel() throws {
         do {
             try state.executeFile(settings.protocolPath)
         } catch let e as LuaError {
             throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
         }
-        try drain(until: settings.end)
     }
 
     /// Runs events up to `limit` (inclusive), advancing the clocks; stops at the first error.

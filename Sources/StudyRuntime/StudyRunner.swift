@@ -39,6 +39,14 @@ public final class StudyRunner {
 
     /// Runs the study; writes script output through `output` as it happens.
     public func run(output: @escaping (String) -> Void) throws {
+        for run in try prepare(output: output) {
+            try run.run()
+            if manifest == nil { manifest = run.manifest }
+        }
+    }
+
+    /// The participants' runs, set up but not started.
+    public func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
         let scenario = try options.scenarioPath.map { try Scenario.load($0) } ?? Scenario()
         let seed = options.seed ?? scenario.seed ?? 1
         let zoneName = options.timeZone ?? scenario.timeZone ?? "UTC"
@@ -79,10 +87,6 @@ public final class StudyRunner {
         let source = try SimulatedSource(seed: UInt64(bitPattern: seed), participants: descriptions, settings: settings)
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches)
-        for setup in setups {
-            let run = try ParticipantRun(setup: setup, settings: runSettings, source: source, report: report, output: output)
-            try run.run()
-            if manifest == nil { manifest = run.manifest }
-        }
+        return try setups.map { try ParticipantRun(setup: $0, settings: runSettings, source: source, report: report, output: output) }
     }
 }

@@ -1,0 +1,520 @@
+/// `SRFetchRequest` (§7.1): the range `(from, to]` on the SR write-time axis and a device.
+///
+/// `from`/`to` are optional so that "never assigned" can be told from 0 (§7.2 caveat).
+public struct FetchRequest: Sendable, Hashable {
+    public var from: SRAbsoluteTime?
+    public var to: SRAbsoluteTime?
+    /// nil: not set — see `WorldSwitches.nilDeviceMode` (§7.5).
+    public var device: SRDevice?
+
+    public init(from: SRAbsoluteTime? = nil, to: SRAbsoluteTime? = nil, device: SRDevice? = nil) {
+        self.from = from
+        self.to = to
+        self.device = device
+    }
+}
+
+/// Which stream of a sensor a reader reads (§3.1 "Deletion-record streams").
+public enum FetchStream: String, Sendable, Hashable {
+    /// The sensor's samples.
+    case samples
+    /// The companion tombstone stream of `SRDeletionRecord`s (fetch-only, shares the
+    /// parent's recording and authorization state).
+    case deletionRecords
+}
+
+/// Everything the fetch rules read, as of `clock.now`.
+public struct FetchContext: Sendable {
+    public var participant: String
+    public var sensor: Sensor
+    public var stream: FetchStream
+    /// The participant's phone clock; `clock.now` is the virtual now (true time).
+    public var clock: SRClock
+    public var switches: WorldSwitches
+    /// Whether the study holds the sensor's entitlement.
+    public var entitled: Bool
+    /// The app's effective status for the sensor (`ParticipantModel.status`: the global switch off reads denied).
+    public var status: SRAuthorizationStatus
+    public var recording: RecordingLedger
+    public var deletions: DeletionLog
+    /// Protected data unavailable (locked, or before first unlock after a reboot).
+    public var deviceLocked: Bool
+    /// The study seed (duplicates and jitter are a pure function of it).
+    public var seed: UInt64
+    /// Rows aimed for per chunk (the actual count varies with the data).
+    public var chunkRows: Int
+    /// Seconds of write time per source query; nil: derived from the sensor's nominal cadence.
+    public var chunkDuration: Double?
+
+    public init(participant: String, sensor: Sensor, stream: FetchStream = .samples, clock: SRClock,
+                switches: WorldSwitches = WorldSwitches(), entitled: Bool = true, status: SRAuthorizationStatus = .authorized,
+                recording: RecordingLedger = RecordingLedger(), deletions: DeletionLog = DeletionLog(),
+                deviceLocked: Bool = false, seed: UInt64 = 0, chunkRows: Int = 65_536, chunkDuration: Double? = nil) {
+        self.participant = participant
+        self.sensor = sensor
+        self.stream = stream
+        self.clock = clock
+        self.switches = switches
+        self.entitled = entitled
+        self.status = status
+        self.recording = recording
+        self.deletions = deletions
+        self.deviceLocked = deviceLocked
+        self.seed = seed
+        self.chunkRows = chunkRows
+        self.chunkDuration = chunkDuration
+    }
+
+    public var now: Double { clock.now }
+}
+
+/// The answer to `fetch(_:)`.
+public enum FetchResponse: Sendable {
+    /// `sensorReader(_:fetching:failedWithError:)`; nothing is delivered.
+    case failed(SensorKitError)
+    /// Catalyst / visionOS: no callback at all.
+    case ignored
+    /// Deliver the plan's results in order, then `didCompleteFetch` (also after an early stop).
+    case delivering(FetchPlan)
+
+    public var plan: FetchPlan? { if case .delivering(let p) = self { p } else { nil } }
+    public var error: SensorKitError? { if case .failed(let e) = self { e } else { nil } }
+}
+
+/// The answer to `fetchDevices()` (§9.1).
+public enum FetchDevicesResponse: Sendable, Hashable {
+    case failed(SensorKitError)
+    case ignored
+    /// `sensorReader(_:didFetch:)` with these devices (phone first, as the source lists them).
+    case devices([SRDevice])
+}
+
+/// The pure fetch rules (§7, §8, §14.4): validation, entitlement, authorization,
+/// lock state, holding period, retention, recording intervals, deletions, ordering,
+/// injected duplicates and jitter.
+///
+/// Rules are applied to write-time *ranges*: a fetch becomes a short list of
+/// `(after, through]` questions to the `SampleSource`, streamed chunk by chunk.
+public enum FetchEngine {
+    /// `fetch(_:)` for `context.sensor` / `context.stream` (§7.2, §14.4 `fetch`).
+    ///
+    /// Order of checks: `from`/`to` unset or `from > to` → 3; entitlement → 0;
+    /// status ≠ authorized → 1; device locked → `lockedFetchError`. Then the device
+    /// (request's, or per `nilDeviceMode`) and the deliverable ranges.
+    public static func fetch(_ request: FetchRequest, context: FetchContext, source: any SampleSource) -> FetchResponse {
+        let sw = context.switches
+        if sw.platform.ignoresCalls { return .ignored }
+        guard let from = request.from, let to = request.to else {
+            return .failed(.fetchRequestInvalid(request.from == nil && request.to == nil ? "`from` and `to` were never set"
+                                                : request.from == nil ? "`from` was never set" : "`to` was never set"))
+        }
+        guard from.rawValue <= to.rawValue, !from.rawValue.isNaN, !to.rawValue.isNaN else {
+            return .failed(.fetchRequestInvalid("`from` (\(from.rawValue)) is after `to` (\(to.rawValue))"))
+        }
+        guard context.entitled else { return .failed(.invalidEntitlement(context.sensor)) }
+        guard context.status == .authorized else { return .failed(.noAuthorization(context.sensor, context.status)) }
+        if context.deviceLocked {
+            return .failed(SensorKitError(sw.lockedFetchError, "protected data is unavailable: the device is locked"))
+        }
+
+        var notes: [String] = []
+        var resolved = request
+        let device: SRDevice
+        if let d = request.device {
+            device = d
+        } else if sw.nilDeviceMode == .docCurrentDevice {
+            device = currentDevice(participant: context.participant, source: source)
+            resolved.device = device
+            notes.append("no device set: using the current device \(device.model) (nilDeviceMode = docCurrentDevice)")
+        } else {
+            notes.append("no device set: completing with no results (nilDeviceMode = decompiledEmpty)")
+            return .delivering(FetchPlan(request: resolved, context: context, source: source, device: nil,
+                                         ranges: IntervalSet(), tombstones: [], notes: notes))
+        }
+
+        let trueFrom = context.clock.trueTime(of: from), trueTo = context.clock.trueTime(of: to)
+        let readableUpper = context.now - sw.hold(context.sensor)
+        var upper = min(trueTo, readableUpper)
+        if trueTo > readableUpper {
+            if sw.holdingMode == .strictDoc {
+                upper = trueFrom
+                notes.append("the range overlaps the holding period: no results (holdingMode = strictDoc)")
+            } else {
+                notes.append("`to` clamped to now − holding period (holdingMode = clamp)")
+            }
+        }
+        let window = TimeRange(after: trueFrom, through: upper)
+
+        switch context.stream {
+        case .samples:
+            let ranges = owns(device, context: context, source: source)
+                ? visibleWriteRanges(device: device, context: context).intersection(window) : IntervalSet()
+            return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
+                                         ranges: ranges, tombstones: [], notes: notes))
+        case .deletionRecords:
+            let kept = TimeRange(after: max(window.after, context.now - sw.tombstoneRetention), through: window.through)
+            let records = owns(device, context: context, source: source)
+                ? deletionRecords(device: device, context: context).filter { kept.contains($0.writeTime) } : []
+            return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
+                                         ranges: IntervalSet([kept]), tombstones: records, notes: notes))
+        }
+    }
+
+    /// `fetchDevices()` (§9.1, §14.4): entitlement → 0; not authorized →
+    /// `fetchDevicesDeniedError` (8193); otherwise the participant's devices that hold
+    /// data readable now (past the hold, within retention, not deleted) — empty on day 1 (T24).
+    public static func fetchDevices(context: FetchContext, source: any SampleSource) -> FetchDevicesResponse {
+        let sw = context.switches
+        if sw.platform.ignoresCalls { return .ignored }
+        guard context.entitled else { return .failed(.invalidEntitlement(context.sensor)) }
+        guard context.status == .authorized else {
+            return .failed(SensorKitError(sw.fetchDevicesDeniedError, "fetchDevices failed: not authorized for \(context.sensor.rawValue)"))
+        }
+        var out: [SRDevice] = []
+        for device in source.devices(participant: context.participant) where context.sensor.deviceKinds.contains(device.kind) {
+            let readable = TimeRange(after: -.infinity, through: context.now - sw.hold(context.sensor))
+            switch context.stream {
+            case .samples:
+                let plan = FetchPlan(request: FetchRequest(device: device), context: context, source: source, device: device,
+                                     ranges: visibleWriteRanges(device: device, context: context).intersection(readable),
+                                     tombstones: [], notes: [], injectDuplicates: false)
+                var it = plan.makeIterator()
+                if it.next() != nil { out.append(device) }
+            case .deletionRecords:
+                let kept = TimeRange(after: context.now - sw.tombstoneRetention, through: readable.through)
+                if deletionRecords(device: device, context: context).contains(where: { kept.contains($0.writeTime) }) {
+                    out.append(device)
+                }
+            }
+        }
+        return .devices(out)
+    }
+
+    /// The phone the app runs on (`SRDevice.current`): the participant's first phone.
+    public static func currentDevice(participant: String, source: any SampleSource) -> SRDevice {
+        source.devices(participant: participant).first { $0.kind == .phone } ?? .defaultPhone
+    }
+
+    /// Seconds between a record being produced on `device` and its arrival in the phone's
+    /// store (§4.3): `watchSyncLag` for a watch, 0 for a phone.
+    ///
+    /// The `SampleSource` already reports watch records at their phone-store write time
+    /// (it models syncing); the model uses this lag only to line recording intervals and
+    /// deletions up with those write times.
+    public static func syncLag(_ device: SRDevice, switches: WorldSwitches) -> Double {
+        device.kind == .watch ? switches.watchSyncLag : 0
+    }
+
+    private static func owns(_ device: SRDevice, context: FetchContext, source: any SampleSource) -> Bool {
+        context.sensor.deviceKinds.contains(device.kind) && source.devices(participant: context.participant).contains(device)
+    }
+
+    // MARK: Ranges
+
+    /// Ranges (true time) during which the data visible to the app were recorded
+    /// (§6.2 items 3 and 8): anyone recording; with `sinceOwnStartRecording`, only
+    /// after the app's first own start. Phone data are written inside these ranges;
+    /// watch data one `watchSyncLag` later.
+    public static func recordedRanges(context: FetchContext) -> IntervalSet {
+        let anyone = context.recording.intervals(context.sensor, until: context.now)
+        switch context.switches.priorDataVisibility {
+        case .sevenDaysIfSensorActive:
+            return anyone
+        case .sinceOwnStartRecording:
+            guard let first = context.recording.firstStart(context.sensor) else { return IntervalSet() }
+            return anyone.intersection(TimeRange(after: first, through: .infinity))
+        }
+    }
+
+    /// Oldest write time (exclusive) that survives the age-limit purge at true time `t`
+    /// (§8.2: readable window `(now − retention − hold, now − hold]`, purged every `agePurgeInterval`).
+    public static func ageCutoff(at t: Double, sensor: Sensor, switches: WorldSwitches) -> Double {
+        let keep = switches.retentionPeriod(sensor) + switches.hold(sensor)
+        let interval = switches.agePurgeInterval
+        guard interval > 0 else { return t - keep }
+        return (t / interval).rounded(.down) * interval - keep
+    }
+
+    /// Write-time ranges (true time, phone-store axis) of `device`'s stored data that
+    /// exist now — recorded (intervals shifted by the device's sync lag), not deleted by
+    /// the user, by age or for lack of stakeholders. The holding period is *not* applied here.
+    public static func visibleWriteRanges(device: SRDevice, context: FetchContext) -> IntervalSet {
+        let lag = syncLag(device, switches: context.switches)
+        let stored = recordedRanges(context: context).shifted(by: lag)
+            .intersection(TimeRange(after: ageCutoff(at: context.now, sensor: context.sensor, switches: context.switches),
+                                    through: context.now))
+        return stored.subtracting(deletedRanges(device: device, context: context, asOf: context.now))
+    }
+
+    /// Everything removed by scenario deletions and no-interested-clients purges by `time`.
+    private static func deletedRanges(device: SRDevice, context: FetchContext, asOf time: Double) -> IntervalSet {
+        var ranges = context.deletions.events(for: context.sensor, device: device, asOf: time).map(\.range)
+        if context.switches.purgeWhenNoInterestedClients {
+            for stop in context.recording.lastStakeholderStops(context.sensor, until: time) {
+                ranges.append(TimeRange(after: -.infinity, through: stop))
+            }
+        }
+        return IntervalSet(ranges)
+    }
+
+    /// Every deletion record of `device`'s tombstone stream written by now (§8.3),
+    /// ordered by write time: scenario deletions, no-interested-clients purges and
+    /// age-limit purges, each covering only data that existed and was not yet deleted
+    /// (one record per contiguous deleted range).
+    public static func deletionRecords(device: SRDevice, context: FetchContext) -> [SRDeletionRecord] {
+        let sw = context.switches, sensor = context.sensor, now = context.now
+        let lag = syncLag(device, switches: sw)
+        let data = recordedRanges(context: context).shifted(by: lag)
+        guard let dataStart = data.lowerBound else { return [] }
+
+        struct Action { var at: Double; var order: Int; var range: IntervalSet; var reason: SRDeletionReason }
+        var actions: [Action] = []
+        for (i, e) in context.deletions.events(for: sensor, device: device, asOf: now).enumerated() {
+            actions.append(Action(at: e.at, order: i, range: IntervalSet([e.range]), reason: e.reason))
+        }
+        if sw.purgeWhenNoInterestedClients {
+            for stop in context.recording.lastStakeholderStops(sensor, until: now) {
+                actions.append(Action(at: stop, order: 1_000_000, range: IntervalSet(after: -.infinity, through: stop),
+                                      reason: .noInterestedClients))
+            }
+        }
+        let interval = sw.agePurgeInterval
+        if interval > 0 {
+            let keep = sw.retentionPeriod(sensor) + sw.hold(sensor)
+            var k = ((dataStart + keep) / interval).rounded(.down)
+            let last = (now / interval).rounded(.down)
+            while k <= last {
+                let at = k * interval
+                actions.append(Action(at: at, order: 2_000_000, range: IntervalSet(after: -.infinity, through: at - keep),
+                                      reason: .ageLimit))
+                k += 1
+            }
+        }
+        actions.sort { ($0.at, $0.order) < ($1.at, $1.order) }
+
+        var deleted = IntervalSet()
+        var records: [SRDeletionRecord] = []
+        for a in actions {
+            let existing = data.intersection(TimeRange(after: -.infinity, through: a.at))
+            let piece = existing.intersection(a.range).subtracting(deleted)
+            for r in piece.ranges {
+                records.append(SRDeletionRecord(startTime: context.clock.srTime(atTrue: r.after),
+                                                endTime: context.clock.srTime(atTrue: r.through),
+                                                reason: a.reason, writeTime: a.at))
+            }
+            deleted = deleted.union(piece)
+        }
+        return records
+    }
+}
+
+/// What a successful fetch delivers: the write-time ranges to read, streamed as
+/// `FetchChunk`s in ascending write-time order. Iterating is lazy: each step asks the
+/// source for one chunk-sized range, so memory is bounded by the chunk size.
+///
+/// The runtime calls the delegate once per result (`FetchChunk.resultCount`) and stops
+/// when it returns false; `didCompleteFetch` follows either way (§7.2).
+public struct FetchPlan: Sendable, Sequence {
+    /// The request as delivered, with `device` filled in (§7.5 write-back).
+    public let request: FetchRequest
+    public let sensor: Sensor
+    public let stream: FetchStream
+    /// The device read; nil only for a device-less fetch in `decompiledEmpty` mode.
+    public let device: SRDevice?
+    /// Deliverable write-time ranges (true time, phone axis).
+    public let ranges: IntervalSet
+    /// For the tombstone stream: the records to deliver.
+    public let tombstones: [SRDeletionRecord]
+    /// Human-readable explanations (clamping, device substitution…), for logs and the REPL.
+    public let notes: [String]
+
+    let source: any SampleSource
+    let participant: String
+    let srEpoch: Double
+    let chunkSpan: Double
+    let duplicateRate: Double
+    let jitter: Double
+    let seed: UInt64
+
+    init(request: FetchRequest, context: FetchContext, source: any SampleSource, device: SRDevice?,
+         ranges: IntervalSet, tombstones: [SRDeletionRecord], notes: [String], injectDuplicates: Bool = true) {
+        self.request = request
+        self.sensor = context.sensor
+        self.stream = context.stream
+        self.device = device
+        self.ranges = ranges
+        self.tombstones = tombstones
+        self.notes = notes
+        self.source = source
+        self.participant = context.participant
+        self.srEpoch = context.clock.srEpoch
+        if let d = context.chunkDuration, d > 0 {
+            chunkSpan = d
+        } else if let period = context.sensor.info.cadence.nominalPeriod {
+            chunkSpan = Swift.min(Swift.max(Double(Swift.max(context.chunkRows, 1)) * period, 60), 86_400)
+        } else {
+            chunkSpan = 86_400
+        }
+        self.duplicateRate = injectDuplicates ? context.switches.duplicateRate : 0
+        self.jitter = context.sensor.shape == .array ? (context.switches.outOfOrderJitter[context.sensor] ?? 0) : 0
+        var h = StableHash(seed: context.seed)
+        h.combine(context.participant)
+        h.combine(context.sensor.rawValue)
+        h.combine(device?.key ?? "")
+        self.seed = h.state
+    }
+
+    /// True when nothing can be delivered.
+    public var isEmpty: Bool { stream == .samples ? ranges.isEmpty : tombstones.isEmpty }
+
+    public func makeIterator() -> FetchChunkIterator { FetchChunkIterator(plan: self) }
+
+    /// All results (at most `maxResults`) concatenated into one batch. For tests and small
+    /// sensors — stream the chunks instead for dense ones.
+    public func collect(maxResults: Int? = nil) -> SampleBatch {
+        var out = stream == .samples ? SampleBatch.empty(for: sensor) : SampleBatch.deletionRecords([], sensor: sensor)
+        var remaining = maxResults ?? Int.max
+        for chunk in self {
+            if remaining <= 0 { break }
+            let piece = chunk.resultCount > remaining ? chunk.prefix(results: remaining) : chunk
+            remaining -= piece.resultCount
+            out.append(piece.batch)
+        }
+        return out
+    }
+
+    /// Number of results delivered in full (iterates the whole plan).
+    public func resultCount() -> Int { reduce(0) { $0 + $1.resultCount } }
+}
+
+/// Streams a `FetchPlan` chunk by chunk. Empty chunks are skipped.
+public struct FetchChunkIterator: IteratorProtocol, Sendable {
+    let plan: FetchPlan
+    private var rangeIndex = 0
+    private var cursor: Double = -.infinity
+    private var tombstonesDone = false
+
+    init(plan: FetchPlan) { self.plan = plan }
+
+    public mutating func next() -> FetchChunk? {
+        if plan.stream == .deletionRecords {
+            guard !tombstonesDone, !plan.tombstones.isEmpty else { return nil }
+            tombstonesDone = true
+            return FetchChunk(batch: .deletionRecords(plan.tombstones, sensor: plan.sensor), resultStarts: nil,
+                              srEpoch: plan.srEpoch)
+        }
+        guard let device = plan.device else { return nil }
+        let ranges = plan.ranges.ranges
+        while rangeIndex < ranges.count {
+            let r = ranges[rangeIndex]
+            let lo = max(cursor, r.after)
+            guard lo.isFinite, r.through.isFinite else { rangeIndex += 1; cursor = -.infinity; continue }
+            let hi = min(r.through, lo + plan.chunkSpan)
+            if hi >= r.through { rangeIndex += 1; cursor = -.infinity } else { cursor = hi }
+            let batch = plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
+                                            writtenAfter: lo, through: hi)
+            if batch.count == 0 { continue }
+            return FetchChunk.make(batch, plan: plan)
+        }
+        return nil
+    }
+}
+
+/// One piece of a fetch: a batch of rows in delivery order and where each result begins.
+///
+/// A *result* is one `SRFetchResult`: one row for object-shaped sensors, the run of
+/// rows written together for array-shaped ones. Chunks never split a result.
+public struct FetchChunk: Sendable {
+    /// Rows in delivery order; `writeTimes` are true time on the phone axis.
+    public let batch: SampleBatch
+    /// Row index where each result starts; nil means one row per result.
+    public let resultStarts: [Int]?
+    /// True time of SR 0, to turn write times into `SRFetchResult.timestamp`.
+    public let srEpoch: Double
+
+    public init(batch: SampleBatch, resultStarts: [Int]?, srEpoch: Double) {
+        self.batch = batch
+        self.resultStarts = resultStarts
+        self.srEpoch = srEpoch
+    }
+
+    public var resultCount: Int { resultStarts?.count ?? batch.count }
+
+    /// The rows of result `i`.
+    public func rows(ofResult i: Int) -> Range<Int> {
+        guard let starts = resultStarts else { return i..<(i + 1) }
+        return starts[i]..<(i + 1 < starts.count ? starts[i + 1] : batch.count)
+    }
+
+    /// `SRFetchResult.timestamp` of result `i` (SR time of its write).
+    public func timestamp(ofResult i: Int) -> SRAbsoluteTime {
+        SRAbsoluteTime(batch.writeTimes[rows(ofResult: i).lowerBound] - srEpoch)
+    }
+
+    /// The first `n` results only (delegate stopped after `n`).
+    public func prefix(results n: Int) -> FetchChunk {
+        let k = max(0, min(n, resultCount))
+        let end = k == resultCount ? batch.count : rows(ofResult: k).lowerBound
+        return FetchChunk(batch: batch.slice(0..<end), resultStarts: resultStarts.map { Array($0.prefix(k)) }, srEpoch: srEpoch)
+    }
+
+    /// Splits a source batch into results, then applies injected duplicates and jitter.
+    static func make(_ batch: SampleBatch, plan: FetchPlan) -> FetchChunk {
+        let n = batch.count
+        var starts: [Int]? = nil
+        if plan.sensor.shape == .array {
+            var s: [Int] = [0]
+            var ids: [Int64]? = nil
+            if case .int(let v)? = batch.column("identifier")?.data { ids = v }
+            for i in 1..<max(n, 1) where batch.writeTimes[i] != batch.writeTimes[i - 1] || (ids.map { $0[i] != $0[i - 1] } ?? false) {
+                s.append(i)
+            }
+            starts = n == 0 ? [] : s
+        }
+        guard plan.duplicateRate > 0 || plan.jitter > 0 else {
+            return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch)
+        }
+        let resultCount = starts?.count ?? n
+        func range(_ r: Int) -> Range<Int> {
+            guard let s = starts else { return r..<(r + 1) }
+            return s[r]..<(r + 1 < s.count ? s[r + 1] : n)
+        }
+        var indices: [Int] = []
+        indices.reserveCapacity(n + n / 50 + 4)
+        var newStarts: [Int] = []
+        var changed = false
+        var ordinal = 0
+        for r in 0..<resultCount {
+            let rows = range(r)
+            let w = batch.writeTimes[rows.lowerBound]
+            ordinal = (r > 0 && batch.writeTimes[range(r - 1).lowerBound] == w) ? ordinal + 1 : 0
+            var order = Array(rows)
+            if plan.jitter > 0 && rows.count > 1 {
+                let keys = order.map { i -> Double in
+                    var h = StableHash(seed: plan.seed)
+                    h.combine(w)
+                    h.combine(UInt64(ordinal))
+                    h.combine(UInt64(i - rows.lowerBound))
+                    return batch.times[i] + h.unitValue * plan.jitter
+                }
+                let sorted = order.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { order[$0] }
+                if sorted != order { changed = true; order = sorted }
+            }
+            newStarts.append(indices.count)
+            indices += order
+            if plan.duplicateRate > 0 {
+                var h = StableHash(seed: plan.seed ^ 0xD0D0_D0D0)
+                h.combine(w)
+                h.combine(UInt64(ordinal))
+                if h.unitValue < plan.duplicateRate {
+                    newStarts.append(indices.count)
+                    indices += order
+                    changed = true
+                }
+            }
+        }
+        guard changed else { return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch) }
+        return FetchChunk(batch: batch.gather(indices), resultStarts: starts == nil && newStarts.count == indices.count ? nil : newStarts,
+                          srEpoch: plan.srEpoch)
+    }
+}
