@@ -31,7 +31,9 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
         .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel"]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost"]),
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
+        // Runs the built `sensorium` executable (found beside the test bundle).
+        .testTarget(name: "SensoriumCLITests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]
 )

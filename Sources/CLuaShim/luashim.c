@@ -25,6 +25,7 @@ typedef struct luashim_host {
     size_t used, limit, peak, refused;
     int in_host;                 /* > 0 while Swift runs: the cap is soft */
     int overshoot;               /* Swift allocated past the cap */
+    int collecting;              /* refused once: Lua is collecting before it retries */
     /* stops */
     volatile sig_atomic_t stop;  /* enum luashim_stop */
     long long budget, instr_used;
@@ -97,10 +98,17 @@ static void raise_stop(lua_State *L, int level) {
     case LUASHIM_STOP_DEADLINE:
         lua_pushfstring(L, "stopped: time limit of %I ms exceeded", (lua_Integer)h->deadline_ms);
         break;
-    case LUASHIM_STOP_MEMORY:
+    case LUASHIM_STOP_MEMORY: {
         format_bytes(size, sizeof size, h->limit);
-        lua_pushfstring(L, "stopped: memory limit of %s exceeded", size);
+        if (h->refused) {
+            char refused[32];
+            format_bytes(refused, sizeof refused, h->refused);
+            lua_pushfstring(L, "stopped: memory limit of %s exceeded (an allocation of %s was refused)", size, refused);
+        } else {
+            lua_pushfstring(L, "stopped: memory limit of %s exceeded", size);
+        }
         break;
+    }
     default:
         lua_pushliteral(L, "stopped: interrupted");
     }
@@ -148,14 +156,20 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         if (next > h->limit) {
             if (h->in_host > 0) {
                 h->overshoot = 1;
+            } else if (!h->collecting) {
+                /* Refuse once: Lua runs an emergency full collection and asks again. */
+                h->collecting = 1;
+                return NULL;
             } else {
+                /* Still over the limit after collecting: the script is stopped. */
                 size_t headroom = h->limit / 4 > (1u << 20) ? h->limit / 4 : (1u << 20);
+                h->collecting = 0;
+                if (next > h->limit + headroom) h->refused = nsize;
                 trigger_stop(h, LUASHIM_STOP_MEMORY);
-                if (next > h->limit + headroom) {
-                    h->refused = nsize;
-                    return NULL;
-                }
+                if (next > h->limit + headroom) return NULL;
             }
+        } else {
+            h->collecting = 0;
         }
     }
     void *p = realloc(ptr, nsize);
@@ -263,6 +277,12 @@ void luashim_clear_stop(lua_State *L) {
 
 size_t luashim_refused_allocation(lua_State *L) { return gethost(L)->refused; }
 
+void luashim_stop_for_memory(lua_State *L, size_t requested) {
+    luashim_host *h = gethost(L);
+    h->refused = requested;
+    trigger_stop(h, LUASHIM_STOP_MEMORY);
+}
+
 void luashim_set_instruction_budget(lua_State *L, long long budget, int step) {
     luashim_host *h = gethost(L);
     h->budget = budget > 0 ? budget : 0;
@@ -359,7 +379,8 @@ static int finish_host_call(lua_State *L, luashim_host *h, int n) {
     h->in_host--;
     if (h->overshoot && h->in_host == 0) {
         h->overshoot = 0;
-        lua_settop(L, 0); /* let the emergency collection reclaim what Swift pushed */
+        lua_settop(L, 0); /* drop what Swift pushed, and reclaim it now */
+        lua_gc(L, LUA_GCCOLLECT);
         lua_rawgeti(L, LUA_REGISTRYINDEX, h->overshoot_msg_ref);
         return lua_error(L);
     }
@@ -823,6 +844,46 @@ size_t luashim_memory_used(lua_State *L) { return gethost(L)->used; }
 size_t luashim_memory_peak(lua_State *L) { return gethost(L)->peak; }
 void luashim_reset_memory_peak(lua_State *L) { luashim_host *h = gethost(L); h->peak = h->used; }
 
+/* lauxlib's pushglobalfuncname: finds "mod.name" of the function at the top in
+ * package.loaded (registry), pushes its name and returns 1, or returns 0. [-1, +(0|1)] */
+static int findfield(lua_State *L, int objidx, int level) {
+    if (level == 0 || !lua_istable(L, -1)) return 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            if (lua_rawequal(L, objidx, -1)) {
+                lua_pop(L, 1);
+                return 1;
+            } else if (findfield(L, objidx, level - 1)) {
+                lua_pushliteral(L, ".");
+                lua_replace(L, -3);
+                lua_concat(L, 3);
+                return 1;
+            }
+        }
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+static int pushglobalfuncname(lua_State *L, lua_Debug *ar) {
+    int top = lua_gettop(L);
+    lua_getinfo(L, "f", ar);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    if (findfield(L, top + 1, 2)) {
+        const char *name = lua_tostring(L, -1);
+        if (strncmp(name, LUA_GNAME ".", 3) == 0) {
+            lua_pushstring(L, name + 3);
+            lua_remove(L, -2);
+        }
+        lua_copy(L, -1, top + 1);
+        lua_settop(L, top + 1);
+        return 1;
+    }
+    lua_settop(L, top);
+    return 0;
+}
+
 void luashim_push_argerror(lua_State *L, int arg, const char *extramsg) {
     lua_Debug ar;
     if (!lua_getstack(L, 0, &ar)) {
@@ -834,6 +895,13 @@ void luashim_push_argerror(lua_State *L, int arg, const char *extramsg) {
         arg--;
         if (arg == 0) {
             lua_pushfstring(L, "calling '%s' on bad self (%s)", ar.name ? ar.name : "?", extramsg);
+            return;
+        }
+    }
+    if (ar.name == NULL) {
+        if (pushglobalfuncname(L, &ar)) {
+            lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, lua_tostring(L, -1), extramsg);
+            lua_remove(L, -2);
             return;
         }
     }

@@ -17,6 +17,7 @@ public final class LuaClass<Object: AnyObject> {
     var methods: [(String, Method)] = []
     var getters: [String: Getter] = [:]
     var setters: [String: Setter] = [:]
+    var metamethods: [(String, Method)] = []
     /// The text `tostring` shows (default: the class name).
     public var describe: (Object) -> String
     /// Called once when an instance is closed or collected.
@@ -33,6 +34,14 @@ public final class LuaClass<Object: AnyObject> {
     @discardableResult
     public func method(_ name: String, _ body: @escaping Method) -> Self {
         methods.append((name, body))
+        return self
+    }
+
+    /// Adds a metamethod (`__len`, `__inspect`, …) called with the object as argument 1.
+    /// `__index`, `__newindex`, `__gc`, `__close`, `__eq`, `__tostring` are the class's own.
+    @discardableResult
+    public func metamethod(_ name: String, _ body: @escaping Method) -> Self {
+        metamethods.append((name, body))
         return self
     }
 
@@ -74,17 +83,25 @@ public final class LuaClass<Object: AnyObject> {
     }
 
     /// Releases one retained object (called once per instance, by __gc or __close).
-    private lazy var releaser = UserdataReleaser { [onRelease] pointer in
+    /// It keeps the class alive: a class lives as long as any state that uses it.
+    private lazy var releaser = UserdataReleaser { pointer in
         let object = Unmanaged<Object>.fromOpaque(pointer)
-        onRelease?(object.takeUnretainedValue())
+        self.onRelease?(object.takeUnretainedValue())
         object.release()
     }
 
     // MARK: the metatable
 
-    /// Builds the metatable in the state's registry (once per state).
+    /// Builds the metatable in the state's registry (once per state). Configure methods,
+    /// properties and metamethods before the first instance is pushed: later additions are
+    /// not seen. Two classes may not share a name in one state (a host programming error).
     func register(in state: LuaState) {
         let L = state.L
+        if let owner = state.classNames[name] {
+            precondition(owner == ObjectIdentifier(self), "two LuaClass types are named '\(name)' in one LuaState")
+            return
+        }
+        state.classNames[name] = ObjectIdentifier(self)
         guard luaL_newmetatable(L, name) != 0 else {
             lua_settop(L, -2)
             return
@@ -152,6 +169,13 @@ public final class LuaClass<Object: AnyObject> {
         lua_setfield(L, -2, "__close")
         luashim_push_userdata_release(L)
         lua_setfield(L, -2, "__gc")
+        for (event, body) in metamethods {
+            state.pushFunction { call in
+                guard let object = self.object(in: call.L, at: 1) else { throw LuaScriptError("\(self.name) is closed") }
+                return try body(object, call)
+            }
+            lua_setfield(L, -2, event)
+        }
         LuaState.pushString(L, name)
         lua_setfield(L, -2, "__name")
         LuaState.pushString(L, "locked")

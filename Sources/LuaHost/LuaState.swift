@@ -43,6 +43,7 @@ public final class LuaState {
     /// The sandbox's deterministic pretty-printer (`inspect`).
     var inspector: LuaReference?
     var classes: [ObjectIdentifier: Int32] = [:]
+    var classNames: [String: ObjectIdentifier] = [:]
     /// Objects that must outlive the Lua state (class releasers): dropped after lua_close.
     private var keptAlive: [AnyObject] = []
 

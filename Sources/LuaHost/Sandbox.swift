@@ -94,6 +94,10 @@ public enum Sandbox {
             call.push(limit > 0 ? Double(max(limit - call.state.memoryInUse, 0)) : Double.infinity)
             return 1
         }
+        field("stop_for_memory") { call in
+            luashim_stop_for_memory(call.L, Int(min(max(try call.double(1), 0), 9e18)))
+            return 0
+        }
         field("memory_limit_text") { call in
             call.push(LuaState.formatBytes(call.state.limits.memoryBytes))
             return 1
@@ -164,7 +168,12 @@ public enum Sandbox {
     local host = ...
     local G = _G
     local type, select, error, rawget, rawequal = type, select, error, rawget, rawequal
+    -- The originals, called as fields so that errors name them as Lua does ('format', 'rep', ...).
+    local raw = { setmetatable = setmetatable, rawset = rawset, load = load, tostring = tostring,
+                  format = string.format, rep = string.rep, randomseed = math.randomseed,
+                  collectgarbage = collectgarbage }
     local raw_setmetatable, raw_rawset, raw_load, raw_tostring = setmetatable, rawset, load, tostring
+    local pcall = pcall
     local debug_getmetatable, traceback = debug.getmetatable, debug.traceback
     local concat, format, gsub, find, byte = table.concat, string.format, string.gsub, string.find, string.byte
     local mathtype = math.type
@@ -192,12 +201,20 @@ public enum Sandbox {
     -- 2. Deterministic behaviour.
     G.pairs, G.next = host.sorted_pairs, host.sorted_next
     math.randomseed(host.seed)
-    local raw_randomseed = math.randomseed
     math.randomseed = function(...)
       if select("#", ...) == 0 then
         error("math.randomseed() needs a seed: runs are repeatable, so the seed comes from the run (--seed)", 2)
       end
-      return raw_randomseed(...)
+      return raw.randomseed(...)
+    end
+
+    -- Calls an original library function for a wrapper; its errors are raised at the
+    -- script's line (level 2 of the wrapper), not inside the sandbox.
+    local function forward(name, ok, ...)
+      if ok then return ... end
+      local message = ...
+      if type(message) == "string" then message = gsub(message, "to '%?'", "to '" .. name .. "'", 1) end
+      error(message, 3)
     end
 
     local ids, counters = raw_setmetatable({}, { __mode = "k" }), {}
@@ -240,9 +257,8 @@ public enum Sandbox {
       host.write(concat(parts, "\t") .. "\n")
     end
 
-    local raw_format = string.format
     string.format = function(fmt, ...)
-      local s = raw_format(fmt, ...)
+      local s = forward("format", pcall(raw.format, fmt, ...))
       for i = 1, select("#", ...) do
         local v = select(i, ...)
         if v ~= v then s = gsub(s, "%-nan", "nan") break end
@@ -250,15 +266,14 @@ public enum Sandbox {
       return s
     end
 
-    local raw_rep = string.rep
     string.rep = function(s, n, sep)
       if type(n) == "number" and n > 0 and type(s) == "string" then
         local size = (#s + (type(sep) == "string" and #sep or 0)) * n
         if size > host.memory_available() then
-          error(format("string.rep: the result (%.0f bytes) would exceed the memory limit of %s", size, host.memory_limit_text()), 2)
+          host.stop_for_memory(size)   -- the stop is raised at the script's next instruction
         end
       end
-      return raw_rep(s, n, sep)
+      return forward("rep", pcall(raw.rep, s, n, sep))
     end
 
     -- The host clock behind os.time, os.clock and os.date.
@@ -277,8 +292,8 @@ public enum Sandbox {
       if mode ~= nil and mode ~= "t" then
         return nil, "load mode '" .. raw_tostring(mode) .. "' is refused; only text chunks ('t') can be loaded"
       end
-      if select("#", ...) > 0 then return raw_load(chunk, name, "t", ...) end
-      return raw_load(chunk, name, "t")
+      if select("#", ...) > 0 then return raw.load(chunk, name, "t", ...) end
+      return raw.load(chunk, name, "t")
     end
 
     -- Finalizers cannot be interrupted by the limits, so scripts may not set them.
@@ -286,7 +301,7 @@ public enum Sandbox {
       if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
         error("setmetatable: __gc metamethods are not allowed in protocols (finalizers cannot be stopped)", 2)
       end
-      return raw_setmetatable(t, mt)
+      return forward("setmetatable", pcall(raw.setmetatable, t, mt))
     end
 
     local gc_allowed = {}
@@ -297,7 +312,7 @@ public enum Sandbox {
       if not gc_allowed[opt] then
         error("collectgarbage('" .. raw_tostring(opt) .. "') is not available in protocols", 2)
       end
-      return raw_collectgarbage(opt, ...)
+      return forward("collectgarbage", pcall(raw.collectgarbage, opt, ...))
     end
 
     -- 4. require: only the stdlib and the script's own folder.
@@ -348,7 +363,7 @@ public enum Sandbox {
       if protected[t] then
         error(format("rawset: library tables are read-only (cannot set '%s')", raw_tostring(k)), 2)
       end
-      return raw_rawset(t, k, v)
+      return forward("rawset", pcall(raw.rawset, t, k, v))
     end
 
     -- 6. A deterministic pretty-printer: sorted keys, nesting, cycles marked.
@@ -361,8 +376,13 @@ public enum Sandbox {
       local function render(v, indent)
         local t = type(v)
         if t == "string" then return format("%q", v) end
+        if t == "userdata" then
+          local mt = debug_getmetatable(v)
+          if mt and rawget(mt, "__inspect") then return rawget(mt, "__inspect")(v) end
+        end
         if t ~= "table" then return tostring(v) end
         local mt = debug_getmetatable(v)
+        if mt and rawget(mt, "__inspect") then return rawget(mt, "__inspect")(v) end
         if mt and rawget(mt, "__tostring") then return tostring(v) end
         if seen[v] then return "<cycle: " .. tostring(v) .. ">" end
         seen[v] = true

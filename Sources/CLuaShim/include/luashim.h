@@ -101,6 +101,9 @@ void luashim_request_interrupt(lua_State *L);
 /* The stop in force (enum luashim_stop), and clearing it before the next chunk. */
 int luashim_stop_reason(lua_State *L);
 void luashim_clear_stop(lua_State *L);
+/* Stops the running script for memory, as if `requested` bytes had been refused
+ * (the sandbox's string.rep check). The stop is raised at the next instruction. */
+void luashim_stop_for_memory(lua_State *L, size_t requested);
 /* Size of an allocation refused outright because it alone broke the limit (0 if none). */
 size_t luashim_refused_allocation(lua_State *L);
 /* Installs a SIGINT handler that interrupts the given state; pass NULL to restore. */

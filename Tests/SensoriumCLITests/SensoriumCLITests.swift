@@ -1,0 +1,289 @@
+import Foundation
+import XCTest
+
+/// The `sensorium` executable, run as a separate process: `run`, `repl` through a pipe,
+/// error reports, and byte-identical output across processes.
+final class SensoriumCLITests: XCTestCase {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The built `sensorium`, found beside the test bundle (the same build folder).
+    static let executable: URL? = {
+        let fm = FileManager.default
+        if let env = ProcessInfo.processInfo.environment["SENSORIUM_EXECUTABLE"], !env.isEmpty {
+            return URL(fileURLWithPath: env)
+        }
+        var folders: [URL] = []
+        let bundle = Bundle(for: SensoriumCLITests.self).bundleURL
+        folders.append(bundle.deletingLastPathComponent())
+        folders.append(bundle)
+        if let main = Bundle.main.executableURL { folders.append(main.deletingLastPathComponent()) }
+        if let first = CommandLine.arguments.first {
+            folders.append(URL(fileURLWithPath: first).resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        folders.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent())
+        for folder in folders {
+            // On macOS the bundle is X.xctest/Contents/MacOS/X: walk up a few levels.
+            var dir = folder
+            for _ in 0..<4 {
+                let candidate = dir.appendingPathComponent("sensorium")
+                var isDir: ObjCBool = false
+                if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
+                   fm.isExecutableFile(atPath: candidate.path) {
+                    return candidate
+                }
+                dir.deleteLastPathComponent()
+            }
+        }
+        return nil
+    }()
+
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("SensoriumCLITests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let folder { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    private func write(_ relativePath: String, _ text: String) throws {
+        let url = folder.appendingPathComponent(relativePath)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    /// Runs `sensorium arguments…` in the test's folder, with `input` on a pipe as standard input.
+    private func sensorium(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 30,
+                           file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        guard let executable = SensoriumCLITests.executable else {
+            XCTFail("the sensorium executable was not found beside the test bundle (build it with swift build --build-tests)",
+                    file: file, line: line)
+            throw CocoaError(.fileNoSuchFile)
+        }
+        let id = UUID().uuidString
+        let outURL = folder.appendingPathComponent(".out-\(id)")
+        let errURL = folder.appendingPathComponent(".err-\(id)")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        defer {
+            try? out.close()
+            try? err.close()
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        process.standardOutput = out
+        process.standardError = err
+        var environment = ProcessInfo.processInfo.environment
+        environment["SENSORIUM_STDLIB"] = nil
+        process.environment = environment
+        let stdinPipe = Pipe()
+        process.standardInput = stdinPipe
+        try process.run()
+        if let input { stdinPipe.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdinPipe.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            XCTFail("sensorium \(arguments.joined(separator: " ")) did not finish within \(timeout) s", file: file, line: line)
+        }
+        process.waitUntilExit()
+        let stdout = try Data(contentsOf: outURL)
+        let stderr = try Data(contentsOf: errURL)
+        return Result(status: process.terminationStatus,
+                      stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    private func assertContains(_ text: String, _ part: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(text.contains(part), "expected \(String(reflecting: text)) to contain \(String(reflecting: part))",
+                      file: file, line: line)
+    }
+
+    // MARK: - determinism
+
+    func testOutputIsByteIdenticalAcrossProcesses() throws {
+        try write("determinism.lua", """
+            local t = {}
+            for i = 1, 300 do t["key" .. i] = i end
+            t.alpha, t.Zulu, t["with space"], t[""] = 1, 2, 3, 4
+            local keys = {}
+            for k in pairs(t) do keys[#keys + 1] = k end
+            print(#keys)
+            print(table.concat(keys, "|"))
+            local r = {}
+            for i = 1, 10 do r[i] = math.random(1, 1000000) end
+            print(table.concat(r, " "))
+            print(math.random())
+            print(tostring({}), tostring({}), tostring(print), {})
+            print(0/0, -(0/0), string.format("%f", 0/0))
+            print(os.time(), os.date(), os.clock())
+            """)
+        let first = try sensorium(["run", "determinism.lua"])
+        let second = try sensorium(["run", "determinism.lua"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertEqual(first.stderr, "")
+        XCTAssertEqual(first.stdout, second.stdout, "two runs printed different output")
+        XCTAssertEqual(Data(first.stdout.utf8), Data(second.stdout.utf8))
+
+        let lines = first.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(lines.count, 8, first.stdout)
+        guard lines.count >= 7 else { return }
+        XCTAssertEqual(lines[0], "304")
+        let keys = lines[1].split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(keys.count, 304)
+        XCTAssertEqual(keys, keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) },
+                       "pairs() visits string keys in sorted (bytewise) order")
+        XCTAssertEqual(Array(keys.prefix(4)), ["", "Zulu", "alpha", "key1"])
+        XCTAssertEqual(lines[2].split(separator: " ").count, 10)
+        XCTAssertEqual(lines[4], "table: 1\ttable: 2\tfunction: 1\ttable: 3")
+        XCTAssertFalse(first.stdout.contains("0x"), "an address leaked into the output")
+        XCTAssertEqual(lines[5], "nan\tnan\tnan")
+        XCTAssertEqual(lines[6], "1767225600\tThu Jan  1 00:00:00 2026\t0.0")
+
+        // The seed is the only input that changes the random numbers.
+        let seeded = try sensorium(["run", "--seed", "2", "determinism.lua"])
+        XCTAssertEqual(seeded.status, 0, seeded.stderr)
+        let seededLines = seeded.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(seededLines.count, lines.count)
+        if seededLines.count == lines.count {
+            XCTAssertNotEqual(seededLines[2], lines[2])
+            XCTAssertEqual(seededLines[1], lines[1])
+            XCTAssertEqual(seededLines[4...], lines[4...])
+        }
+    }
+
+    func testRunInstallsTheSandboxAndPassesArguments() throws {
+        try write("args.lua", """
+            print(select('#', ...), ...)
+            print(rawget(_G, 'io'), rawget(_G, 'dofile'), package, getmetatable(''), debug.getinfo)
+            """)
+        let result = try sensorium(["run", "args.lua", "first", "second arg"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "2\tfirst\tsecond arg\nnil\tnil\tnil\tlocked\tnil\n")
+        XCTAssertEqual(result.stderr, "")
+    }
+
+    // MARK: - the REPL through a pipe
+
+    func testReplThroughAPipe() throws {
+        let input = """
+            function f(x)
+              local y = x * 2
+              return y
+            end
+            =f(21)
+            error('boom')
+            =1 + 1
+            t = { b = 2, a = { 1, 2 } }
+            t
+            :help
+            print('printed', 1 + 2)
+            :quit
+            =99
+            """ + "\n"
+        let result = try sensorium(["repl"], input: input)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let out = result.stdout
+        XCTAssertTrue(out.hasPrefix("42\n2\n{ a = { 1, 2 }, b = 2 }\n"), out)
+        assertContains(out, ":help")
+        assertContains(out, ":quit")
+        assertContains(out, "=expr")
+        XCTAssertTrue(out.hasSuffix("printed\t3\n"), out)
+        XCTAssertFalse(out.contains("99"), "lines after :quit were run")
+        XCTAssertFalse(out.contains("> "), "no prompts when standard input is a pipe")
+        XCTAssertTrue(result.stderr.hasPrefix("stdin:1: boom"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("unfinished"))
+    }
+
+    func testReplReportsUnfinishedChunkAndUnknownCommand() throws {
+        let result = try sensorium(["repl"], input: ":nope\nx = 5\n=x\nfor i = 1, 3 do\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "unknown command :nope; :help lists them\n5\n")
+        assertContains(result.stderr, "input ended inside an unfinished chunk")
+    }
+
+    // MARK: - errors from `run`
+
+    func testSyntaxErrorPrintsFileLineAndFails() throws {
+        try write("bad.lua", "print('never')\nlocal x = = 1\n")
+        let result = try sensorium(["run", "bad.lua"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, "", "nothing runs when the file does not compile")
+        XCTAssertTrue(result.stderr.hasPrefix("bad.lua:2: unexpected symbol near '='"), result.stderr)
+    }
+
+    func testRuntimeErrorPrintsFileLineAndTraceback() throws {
+        try write("crash.lua", """
+            local function inner(x)
+              return x.field
+            end
+            local function outer()
+              return inner(nil) + 1
+            end
+            print("before")
+            outer()
+            print("after")
+            """)
+        let result = try sensorium(["run", "crash.lua"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, "before\n")
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "crash.lua:2: attempt to index a nil value (local 'x')")
+        XCTAssertGreaterThanOrEqual(lines.count, 3, result.stderr)
+        guard lines.count >= 3 else { return }
+        XCTAssertEqual(lines[1], "stack traceback:")
+        assertContains(result.stderr, "crash.lua:2:")
+        assertContains(result.stderr, "crash.lua:5:")
+        assertContains(result.stderr, "crash.lua:8: in main chunk")
+        XCTAssertLessThanOrEqual(lines.count, 2 + 6, "the traceback is short")
+        XCTAssertFalse(result.stderr.contains("sandbox:"), "the sandbox's own frames are hidden")
+    }
+
+    func testFolderRunsItsProtocol() throws {
+        try write("study/protocol.lua", """
+            local helper = require('helper')
+            print('protocol ran: ' .. helper.greet('world'))
+            """)
+        try write("study/helper.lua", "return { greet = function(who) return 'hello ' .. who end }")
+        let result = try sensorium(["run", "study"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "protocol ran: hello world\n")
+        let slash = try sensorium(["run", "study/"])
+        XCTAssertEqual(slash.stdout, "protocol ran: hello world\n")
+
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        let empty = try sensorium(["run", "empty"])
+        XCTAssertNotEqual(empty.status, 0)
+        assertContains(empty.stderr, "empty is a folder without protocol.lua")
+    }
+
+    func testMissingFileIsAClearError() throws {
+        let result = try sensorium(["run", "nosuch.lua"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stdout, "")
+        assertContains(result.stderr, "nosuch.lua: no such file or folder")
+    }
+
+    func testTimeLimitFlagStopsARunawayScript() throws {
+        try write("loop.lua", "local n = 0\nwhile true do n = n + 1 end\n")
+        let start = Date()
+        let result = try sensorium(["run", "--time-limit", "0.3", "loop.lua"], timeout: 10)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 5)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.hasPrefix("loop.lua:2: stopped: time limit of 300 ms exceeded"), result.stderr)
+    }
+}
