@@ -133,8 +133,15 @@ public final class SampleSet: @unchecked Sendable {
         var index: [Int64: Int] = [:]
         var keys: [Int64] = []
         var stats: [RunningStats] = []
+        // Quantiles need each group's values. Rows come in time order, so a group two keys
+        // behind the current one is complete: its quantile is taken and its values freed,
+        // which bounds memory by about two groups. A row arriving late for a finished group
+        // marks it for an exact second pass over just that group.
         var values: [[Double]] = []
-        let keepValues: Bool = if case .quantile = aggregate { true } else { false }
+        var finished: [Double?] = []
+        var open: Set<Int> = []
+        var late: Set<Int64> = []
+        let q: Double? = if case .quantile(_, let q) = aggregate { q } else { nil }
         var localKeys = LocalKeys(grouping: grouping, timeZone: timeZone)
         var lastKey = Int64.min, slot = -1
         try forEachChunk { batch, sel in
@@ -148,16 +155,40 @@ public final class SampleSet: @unchecked Sendable {
                         keys.append(key)
                         stats.append(RunningStats())
                         values.append([])
+                        finished.append(nil)
                     }
                     lastKey = key
+                    if let q {
+                        if finished[slot] != nil { late.insert(key) }
+                        open.insert(slot)
+                        for s in open where keys[s] < key - 1 {
+                            finished[s] = Quantiles.of(&values[s], q)
+                            values[s] = []
+                            open.remove(s)
+                        }
+                    }
                 }
                 let v = numbers?[i] ?? 1
                 if !v.isNaN {
                     stats[slot].add(v)
-                    if keepValues { values[slot].append(v) }
+                    if q != nil, !late.contains(key) { values[slot].append(v) }
                 }
             }
             if let sel { for i in sel { visit(i) } } else { for i in 0..<batch.count { visit(i) } }
+        }
+        if let q, case .quantile(let field, _) = aggregate {
+            for s in open { finished[s] = Quantiles.of(&values[s], q) }
+            for key in late.sorted() {
+                let s = index[key]!
+                var all: [Double] = []
+                var keyer = LocalKeys(grouping: grouping, timeZone: timeZone)
+                try forEachChunk { batch, sel in
+                    let v = try FieldReader.numbers(field, in: batch)
+                    func take(_ i: Int) { if keyer.key(for: batch.times[i]) == key, !v[i].isNaN { all.append(v[i]) } }
+                    if let sel { for i in sel { take(i) } } else { for i in 0..<batch.count { take(i) } }
+                }
+                finished[s] = Quantiles.of(&all, q)
+            }
         }
         return keys.indices.sorted { keys[$0] < keys[$1] }.map { s in
             let g = stats[s]
@@ -168,7 +199,7 @@ public final class SampleSet: @unchecked Sendable {
             case .min: g.min
             case .max: g.max
             case .stddev: g.standardDeviation
-            case .quantile(_, let q): Quantiles.of(&values[s], q)
+            case .quantile: finished[s] ?? .nan
             }
             return GroupResult(label: localKeys.label(for: keys[s]), start: localKeys.start(for: keys[s]), count: g.count, value: value)
         }

@@ -3,12 +3,15 @@ import CLua
 import CLuaShim
 import Foundation
 import LuaHost
+import SensorBackends
+import SensorKitModel
+import StudyRuntime
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Sensorium's speed and print the figures.",
-        subcommands: [BenchLua.self]
+        subcommands: [BenchLua.self, BenchStudy.self, BenchSimulate.self]
     )
 }
 
@@ -74,5 +77,159 @@ struct BenchLua: ParsableCommand {
         print(String(format: "  ratio c/a (Swift closure vs Lua function):      %.2f", c / a))
         print(String(format: "  ratio b/C (Swift trampoline vs plain C call):   %.2f  (target <= 1.5)", b / cfn))
         if counter != calls * max(repeats, 1) { print("  warning: closure ran \(counter) times") }
+    }
+}
+
+/// Peak resident memory of this process so far (Linux: ru_maxrss is in KiB).
+func peakResidentBytes() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_maxrss * 1024
+}
+
+func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+struct BenchStudy: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "study",
+        abstract: "One participant-week of 50 Hz accelerometer through reader:samples, summarised, against a tight Swift loop."
+    )
+
+    @Option(help: "Days of accelerometer to summarise.")
+    var days: Int = 7
+
+    static let protocolSource = """
+    study {
+      id = "bench", title = "Benchmark", usage = "Benchmark.", privacy_policy = "https://example.org/privacy",
+      entitlements = { "motion-accelerometer" },
+      sensors = { accelerometer = { detail = "Measures movement." } },
+    }
+    accel = sensorkit.reader "accelerometer"
+    accel.delegate = {
+      didChangeAuthorizationStatus = function(reader, status)
+        if status == "authorized" then reader:startRecording() end
+      end,
+    }
+    sensorkit.requestAuthorization({ "accelerometer" })
+    """
+
+    static func summary(days: Int) -> String {
+        """
+        local start = time.studyStart()
+        local phone = sensorkit.currentDevice()
+        local week = accel:samples { device = phone, from = start, to = start + days(\(days)) }
+        local hourly = week:byHour():mean("magnitude")
+        local byDay = week:byDay()
+        local p5, p50, p95 = byDay:quantile("magnitude", 0.05), byDay:quantile("magnitude", 0.5), byDay:quantile("magnitude", 0.95)
+        local n = 0
+        for _, h in ipairs(hourly) do n = n + h.count end
+        return n, #hourly, #p50, p5[2].value, p50[2].value, p95[2].value
+        """
+    }
+
+    func run() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("protocol.lua")
+        try BenchStudy.protocolSource.write(to: file, atomically: true, encoding: .utf8)
+        var options = StudyOptions(protocolPath: file.path)
+        options.participants = 1
+        options.days = days + 2
+        options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
+        let runner = StudyRunner(options: options)
+        guard let participant = try runner.prepare(output: { _ in }).first else { return }
+        try participant.runTopLevel()
+        try participant.drain(until: participant.settings.start + Double(days + 1) * 86_400 + 3_600)
+
+        print("sensorium bench study: \(days) participant-day(s) of 50 Hz accelerometer, one participant")
+        let rssBefore = peakResidentBytes()
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let results = try participant.state.execute(BenchStudy.summary(days: days), chunkName: "=bench")
+        let sensoriumSeconds = seconds(since: t0)
+        let rssAfter = peakResidentBytes()
+        let samples = Int(results[0].integerValue ?? 0)
+        print(String(format: "  Sensorium: fetch + hourly mean magnitude + daily 5/50/95th pct: %.3f s, %.1f M samples/s, %d samples, %d hours, %d days",
+                     sensoriumSeconds, Double(samples) / sensoriumSeconds / 1e6, samples, Int(results[1].integerValue ?? 0), Int(results[2].integerValue ?? 0)))
+        print(String(format: "  peak resident memory: %.0f MB (%.0f MB before the summary)", Double(rssAfter) / 1e6, Double(rssBefore) / 1e6))
+
+        // The baseline: the same samples already in memory, summarised by a tight Swift loop.
+        let phone = participant.model.currentDevice(source: participant.source)
+        let start = participant.settings.start
+        var times: [Double] = [], xs: [Double] = [], ys: [Double] = [], zs: [Double] = []
+        let fetch = participant.model.fetch(FetchRequest(from: participant.model.clock.fromUnixTime(start),
+                                                         to: participant.model.clock.fromUnixTime(start + Double(days) * 86_400), device: phone),
+                                            sensor: .accelerometer, source: participant.source)
+        guard let plan = fetch.plan else { print("  baseline: fetch failed: \(String(describing: fetch.error))"); return }
+        for chunk in plan {
+            let b = chunk.batch
+            times.append(contentsOf: b.times)
+            if case .double(let v)? = b.column("x")?.data { xs.append(contentsOf: v) }
+            if case .double(let v)? = b.column("y")?.data { ys.append(contentsOf: v) }
+            if case .double(let v)? = b.column("z")?.data { zs.append(contentsOf: v) }
+        }
+        let t1 = DispatchTime.now().uptimeNanoseconds
+        let baseline = BenchStudy.tightLoop(times: times, xs: xs, ys: ys, zs: zs, timeZone: participant.clock.timeZone)
+        let loopSeconds = seconds(since: t1)
+        print(String(format: "  tight Swift loop over the same %d samples in memory: %.3f s, %.1f M samples/s (p50 day 2: %.6f vs %.6f)",
+                     times.count, loopSeconds, Double(times.count) / loopSeconds / 1e6, baseline, results[4].doubleValue ?? .nan))
+        print(String(format: "  ratio Sensorium / tight loop: %.2f  (target <= 3)", sensoriumSeconds / loopSeconds))
+    }
+
+    /// Hourly mean magnitude and daily 5/50/95th percentiles with plain arrays; returns day 2's median.
+    static func tightLoop(times: [Double], xs: [Double], ys: [Double], zs: [Double], timeZone: TimeZone) -> Double {
+        let offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: times.first ?? 0)))
+        var hourSums: [Int: (Double, Int)] = [:]
+        var dayValues: [Int: [Double]] = [:]
+        var lastHour = Int.min, hourSum = 0.0, hourCount = 0
+        var lastDay = Int.min, day: [Double] = []
+        for i in 0..<times.count {
+            let m = (xs[i] * xs[i] + ys[i] * ys[i] + zs[i] * zs[i]).squareRoot()
+            let local = times[i] + offset
+            let h = Int((local / 3600).rounded(.down)), d = Int((local / 86_400).rounded(.down))
+            if h != lastHour {
+                if hourCount > 0 { hourSums[lastHour] = (hourSum, hourCount) }
+                lastHour = h; hourSum = 0; hourCount = 0
+            }
+            hourSum += m; hourCount += 1
+            if d != lastDay {
+                if !day.isEmpty { dayValues[lastDay] = day }
+                lastDay = d; day = []
+            }
+            day.append(m)
+        }
+        if hourCount > 0 { hourSums[lastHour] = (hourSum, hourCount) }
+        if !day.isEmpty { dayValues[lastDay] = day }
+        var median2 = Double.nan
+        for (k, key) in dayValues.keys.sorted().enumerated() {
+            var v = dayValues[key]!
+            v.sort()
+            func q(_ p: Double) -> Double {
+                let h = Double(v.count - 1) * p
+                let lo = Int(h.rounded(.down)), hi = min(lo + 1, v.count - 1)
+                return v[lo] + (h - Double(lo)) * (v[hi] - v[lo])
+            }
+            let (_, m, _) = (q(0.05), q(0.5), q(0.95))
+            if k == 1 { median2 = m }
+        }
+        return median2
+    }
+}
+
+struct BenchSimulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Samples per second of every simulated stream, and the time for one participant-week."
+    )
+
+    @Option(help: "Days to generate per stream.")
+    var days: Int = 7
+
+    func run() throws {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let results = SimulatorBenchmark.run(days: days)
+        print("sensorium bench simulate: one participant, \(days) day(s) per stream, generated in 1-hour chunks")
+        print(SimulatorBenchmark.report(results), terminator: "")
+        print(String(format: "  total %.2f s, peak resident memory %.0f MB", seconds(since: t0), Double(peakResidentBytes()) / 1e6))
     }
 }

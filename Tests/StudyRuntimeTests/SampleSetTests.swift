@@ -109,3 +109,27 @@ final class SampleSetTests: XCTestCase {
         XCTAssertEqual(stats.mean, 20)
     }
 }
+
+/// Grouped quantiles free finished groups; rows arriving late still give exact results.
+final class GroupedQuantileTests: XCTestCase {
+    func testGroupedQuantilesMatchDirectComputationEvenWithLateRows() throws {
+        let utc = TimeZone(identifier: "UTC")!
+        // Four days of hourly rows, value = hour of day; then a late batch for day 1 at the end.
+        var times = (0..<(4 * 24)).map { Double($0) * 3600 }
+        var values = times.map { ($0 / 3600).truncatingRemainder(dividingBy: 24) }
+        let main = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                               columns: [Column(name: "heartRate", data: .double(values))])
+        times = [3600 * 5.5, 3600 * 6.5]
+        values = [100, 200]
+        let lateBatch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                                    columns: [Column(name: "heartRate", data: .double(values))])
+        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [main, lateBatch])
+        let medians = try set.grouped(by: .localDay, aggregate: .quantile("heartRate", 0.5))
+        XCTAssertEqual(medians.map(\.label), ["1970-01-01", "1970-01-02", "1970-01-03", "1970-01-04"])
+        var day1 = (0..<24).map(Double.init) + [100, 200]
+        XCTAssertEqual(medians[0].value, Quantiles.of(&day1, 0.5), "the late rows must be included")
+        XCTAssertEqual(medians[0].count, 26)
+        XCTAssertEqual(medians[1].value, 11.5)
+        XCTAssertEqual(medians[3].value, 11.5)
+    }
+}

@@ -1,0 +1,49 @@
+import LuaHost
+import SensorKitModel
+
+extension Bindings {
+    /// How a SampleSet shows itself: `#set` counts it, and the REPL's pretty-printer
+    /// (`inspect`, `=set`) shows a one-line summary plus its first rows.
+    func defineSampleSetDisplay() {
+        sampleSetClass.metamethod("__len") { set, call in
+            call.push(try set.count())
+            return 1
+        }
+        sampleSetClass.metamethod("__inspect") { set, call in
+            call.push(try SampleSetDisplay.summary(set, rows: 3))
+            return 1
+        }
+    }
+}
+
+enum SampleSetDisplay {
+    /// `SampleSet(heartRate, 86400 samples, 2026-03-02 00:00 – 2026-03-03 00:00)` and the first rows.
+    static func summary(_ set: SampleSet, rows: Int) throws -> String {
+        let count = try set.count()
+        let head = try set.materialize(limit: rows)
+        var span = ""
+        if count > 0, let first = head.times.first {
+            let last = try set.stats("time").max
+            span = ", " + LocalTime.minuteLabel(first, set.timeZone) + " – " + LocalTime.minuteLabel(last, set.timeZone)
+        }
+        var text = "SampleSet(\(set.sensor.rawValue), \(count) sample\(count == 1 ? "" : "s")\(span)\(set.filters.isEmpty ? "" : ", filtered"))"
+        for i in 0..<head.count {
+            var parts = ["time=" + LocalTime.minuteLabel(head.times[i], set.timeZone)]
+            for column in head.columns.prefix(6) {
+                if let present = column.present, !present[i] { continue }
+                let value: String = switch column.data {
+                case .double(let v): ReportBook.format(.double(v[i]))
+                case .int(let v): String(v[i])
+                case .bool(let v): v[i] ? "true" : "false"
+                case .string(let v): "\"" + v[i] + "\""
+                case .value: "{…}"
+                }
+                parts.append("\(column.name)=\(value)")
+            }
+            if head.columns.count > 6 { parts.append("…") }
+            text += "\n  " + parts.joined(separator: " ")
+        }
+        if count > head.count { text += "\n  … \(count - head.count) more" }
+        return text
+    }
+}
