@@ -19,6 +19,23 @@ public final class VirtualClock: HostClock {
     public func advance(to t: Double) { if t > now { now = t } }
 }
 
+/// What the participant's phone shows: the run's virtual clock plus the offset of the
+/// scenario's wall-clock jumps (`clockJump`). Scripts read it through `os.time()`,
+/// `os.date()` and `time.now()`, so after a jump of +1 h they see the phone's clock an
+/// hour ahead, as `SRAbsoluteTime.toCFAbsoluteTime()` does; the event loop (schedules,
+/// delegate deliveries) keeps running on the virtual clock, which never jumps.
+public final class DeviceWallClock: HostClock {
+    public let clock: VirtualClock
+    /// Seconds the phone's clock is ahead of the virtual clock.
+    public var offset: Double = 0
+
+    public init(_ clock: VirtualClock) { self.clock = clock }
+
+    public var now: Double { clock.now + offset }
+    public var elapsed: Double { clock.elapsed }
+    public var timeZone: TimeZone { clock.timeZone }
+}
+
 /// Local-time arithmetic in a time zone: day starts and "HH:MM" of a given local day.
 public enum LocalTime {
     static func calendar(_ tz: TimeZone) -> Calendar {
@@ -77,6 +94,23 @@ public enum LocalTime {
             comps.second = hms.count > 2 ? hms[2] : 0
         }
         return calendar(tz).date(from: comps)?.timeIntervalSince1970
+    }
+
+    /// Parses a time as `parse` does, or study-relative as "day N HH:MM" (N counts local
+    /// days from 1, the first study day).
+    public static func parse(_ text: String, _ tz: TimeZone, studyStart: Double) -> Double? {
+        guard text.hasPrefix("day ") else { return parse(text, tz) }
+        let parts = text.dropFirst(4).split(separator: " ")
+        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, parts.count <= 2 else { return nil }
+        var day = studyStart
+        for _ in 1..<n { day = nextDay(day, tz) }
+        var (h, m) = (0, 0)
+        if parts.count == 2 {
+            let hm = parts[1].split(separator: ":").compactMap { Int($0) }
+            guard hm.count == 2, (0..<24).contains(hm[0]), (0..<60).contains(hm[1]) else { return nil }
+            (h, m) = (hm[0], hm[1])
+        }
+        return time(onDayOf: day, hour: h, minute: m, tz)
     }
 
     /// Parses durations: a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".

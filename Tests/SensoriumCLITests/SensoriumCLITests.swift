@@ -41,7 +41,7 @@ final class SensoriumCLITests: XCTestCase {
         return nil
     }()
 
-    private var folder: URL!
+    var folder: URL!
 
     override func setUpWithError() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("SensoriumCLITests-\(UUID().uuidString)")
@@ -52,14 +52,14 @@ final class SensoriumCLITests: XCTestCase {
         if let folder { try? FileManager.default.removeItem(at: folder) }
     }
 
-    private func write(_ relativePath: String, _ text: String) throws {
+    func write(_ relativePath: String, _ text: String) throws {
         let url = folder.appendingPathComponent(relativePath)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: url)
     }
 
     /// Runs `sensorium arguments…` in the test's folder, with `input` on a pipe as standard input.
-    private func sensorium(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 30,
+    func sensorium(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 30, environment extra: [String: String] = [:],
                            file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         guard let executable = SensoriumCLITests.executable else {
             XCTFail("the sensorium executable was not found beside the test bundle (build it with swift build --build-tests)",
@@ -87,6 +87,7 @@ final class SensoriumCLITests: XCTestCase {
         process.standardError = err
         var environment = ProcessInfo.processInfo.environment
         environment["SENSORIUM_STDLIB"] = nil
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         let stdinPipe = Pipe()
         process.standardInput = stdinPipe
@@ -108,7 +109,7 @@ final class SensoriumCLITests: XCTestCase {
                       stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    private func assertContains(_ text: String, _ part: String, file: StaticString = #filePath, line: UInt = #line) {
+    func assertContains(_ text: String, _ part: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertTrue(text.contains(part), "expected \(String(reflecting: text)) to contain \(String(reflecting: part))",
                       file: file, line: line)
     }

@@ -1,0 +1,196 @@
+import ArgumentParser
+import Foundation
+
+/// `sensorium test`: the golden-output runner.
+///
+/// Every protocol folder holds protocol.lua, scenario.lua and expected/ (stdout.txt and
+/// each report table as CSV and JSON). Each protocol runs twice, in two processes; any
+/// difference between the runs is reported as non-determinism (file and line), then the
+/// output is compared byte for byte with expected/ and a unified diff shows mismatches.
+struct TestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Run protocols against their scenarios and compare with their expected output."
+    )
+
+    @Argument(help: "Protocol folders, or folders of protocol folders (default: protocols/).")
+    var paths: [String] = []
+
+    @Flag(help: "Write the expected output anew (atomically) and list what changed.")
+    var update = false
+
+    func run() throws {
+        let protocols = try findProtocols(paths.isEmpty ? ["protocols"] : paths)
+        guard !protocols.isEmpty else { throw ValidationError("no protocol folders (with protocol.lua) found in \(paths.isEmpty ? "protocols/" : paths.joined(separator: " "))") }
+        var passed = 0, failed = 0
+        for folder in protocols {
+            let ok = try check(folder)
+            if ok { passed += 1 } else { failed += 1 }
+        }
+        print("\(passed) passed, \(failed) failed")
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Runs one protocol twice and compares; returns whether it passed.
+    func check(_ folder: String) throws -> Bool {
+        let first = try capture(folder)
+        let second = try capture(folder)
+        defer {
+            try? FileManager.default.removeItem(atPath: first.directory)
+            try? FileManager.default.removeItem(atPath: second.directory)
+        }
+        if first.status != 0 {
+            print("FAIL \(folder): the protocol failed (exit \(first.status))\n" + indent(first.stderr))
+            return false
+        }
+        if let difference = firstDifference(first.files, second.files) {
+            print("FAIL \(folder): non-deterministic output: \(difference)")
+            return false
+        }
+        let expected = folder + "/expected"
+        if update { return try write(first.files, to: expected, folder: folder) }
+        var ok = true
+        var expectedFiles = (try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []
+        expectedFiles.sort()
+        if expectedFiles.isEmpty {
+            print("FAIL \(folder): no expected output; review the output of `sensorium run \(folder)` and freeze it with `sensorium test \(folder) --update`")
+            return false
+        }
+        for name in first.files.keys.sorted() {
+            let path = expected + "/" + name
+            guard let want = FileManager.default.contents(atPath: path) else {
+                print("FAIL \(folder): \(name) is produced but not expected (run with --update to accept it)")
+                ok = false
+                continue
+            }
+            if want != first.files[name]! {
+                print("FAIL \(folder): \(name) differs from \(path)")
+                print(unifiedDiff(expectedPath: path, actual: first.files[name]!, label: name))
+                ok = false
+            }
+        }
+        for name in expectedFiles where first.files[name] == nil {
+            print("FAIL \(folder): \(name) is expected but no longer produced")
+            ok = false
+        }
+        if ok { print("ok   \(folder)") }
+        return ok
+    }
+
+    struct Capture {
+        var directory: String
+        var status: Int32
+        var stderr: String
+        var files: [String: Data]
+    }
+
+    /// Runs `sensorium run FOLDER --out TMP` in a child process and reads what it wrote.
+    func capture(_ folder: String) throws -> Capture {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: selfExecutable())
+        process.arguments = ["run", folder, "--out", dir + "/tables"]
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read both pipes while the child runs so that neither fills up.
+        nonisolated(unsafe) var errData = Data()
+        let errReader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        errReader.start()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !errReader.isFinished { usleep(1000) }
+        var files: [String: Data] = ["stdout.txt": outData]
+        let tables = dir + "/tables"
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: tables)) ?? []).sorted() {
+            files[name] = FileManager.default.contents(atPath: tables + "/" + name)
+        }
+        return Capture(directory: dir, status: process.terminationStatus, stderr: String(decoding: errData, as: UTF8.self), files: files)
+    }
+
+    /// The first file and line where two runs differ, or nil.
+    func firstDifference(_ a: [String: Data], _ b: [String: Data]) -> String? {
+        for name in Set(a.keys).union(b.keys).sorted() {
+            guard let x = a[name], let y = b[name] else { return "\(name) was written by only one of two runs" }
+            if x == y { continue }
+            let xl = String(decoding: x, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let yl = String(decoding: y, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            for i in 0..<max(xl.count, yl.count) {
+                let l1 = i < xl.count ? String(xl[i]) : "(end of file)", l2 = i < yl.count ? String(yl[i]) : "(end of file)"
+                if l1 != l2 {
+                    let table = name.hasSuffix(".csv") || name.hasSuffix(".json") ? "table \(name.split(separator: ".").dropLast().joined(separator: ".")) (\(name))" : name
+                    return "\(table) line \(i + 1) differs between two runs of the same protocol, scenario and seed:\n  run 1: \(l1)\n  run 2: \(l2)"
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Writes the expected files atomically, removes stale ones, and lists what changed.
+    func write(_ files: [String: Data], to expected: String, folder: String) throws -> Bool {
+        try FileManager.default.createDirectory(atPath: expected, withIntermediateDirectories: true)
+        var changed: [String] = []
+        for (name, data) in files.sorted(by: { $0.key < $1.key }) {
+            let path = expected + "/" + name
+            let old = FileManager.default.contents(atPath: path)
+            if old == data { continue }
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            changed.append((old == nil ? "added   " : "changed ") + path)
+        }
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []).sorted() where files[name] == nil {
+            try FileManager.default.removeItem(atPath: expected + "/" + name)
+            changed.append("removed " + expected + "/" + name)
+        }
+        if changed.isEmpty { print("ok   \(folder): expected output unchanged") }
+        else { print("updated \(folder):\n" + changed.map { "  " + $0 }.joined(separator: "\n")) }
+        return true
+    }
+
+    /// `diff -u` between the expected file and the new output.
+    func unifiedDiff(expectedPath: String, actual: Data, label: String) -> String {
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-actual-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: tmp) }
+        guard (try? actual.write(to: tmp)) != nil else { return "" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/diff")
+        process.arguments = ["-u", "--label", "expected/\(label)", "--label", "actual/\(label)", expectedPath, tmp.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        guard (try? process.run()) != nil else { return "(diff is not available)" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.count > 80 ? lines.prefix(80).joined(separator: "\n") + "\n… (\(lines.count - 80) more diff lines)" : text
+    }
+
+    func indent(_ text: String) -> String {
+        text.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+    }
+}
+
+/// Protocol folders below the given paths (a folder with protocol.lua is one), sorted.
+func findProtocols(_ paths: [String]) throws -> [String] {
+    var out: [String] = []
+    let fm = FileManager.default
+    for raw in paths {
+        let path = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
+        var isDir: ObjCBool = false
+        guard fm.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
+            throw ValidationError("\(raw): not a folder")
+        }
+        if fm.fileExists(atPath: path + "/protocol.lua") { out.append(path); continue }
+        for name in (try fm.contentsOfDirectory(atPath: path)).sorted() where fm.fileExists(atPath: path + "/" + name + "/protocol.lua") {
+            out.append(path + "/" + name)
+        }
+    }
+    return out
+}
+
+/// This executable's path (for running protocols in child processes).
+func selfExecutable() -> String {
+    if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+    return CommandLine.arguments[0]
+}
