@@ -292,7 +292,8 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reads fields of a batch as numbers, including the virtual ones:
-/// `time` (sample time), `writeTime`, and `magnitude` (√(x²+y²+z²) for x/y/z sensors).
+/// `time` (sample time), `writeTime`, `magnitude` (√(x²+y²+z²) for x/y/z sensors), and
+/// `duration` for interval samples that have an `endDate` (endDate − time).
 enum FieldReader {
     static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
         switch field {
@@ -312,6 +313,9 @@ enum FieldReader {
                 }
             }
             return out
+        case "duration" where batch.column("duration") == nil:
+            guard case .double(let ends)? = batch.column("endDate")?.data else { throw unknown(field, in: batch) }
+            return zip(ends, batch.times).map { $0 - $1 }
         default:
             guard let column = batch.column(field) else { throw unknown(field, in: batch) }
             var values: [Double]

@@ -1,0 +1,270 @@
+-- summary: the daily and hourly tables studies compute, on native SampleSet aggregates.
+--
+--   local summary = require "summary"
+--   local light = reader:samples { device = phone, from = a, to = b }
+--   for _, d in ipairs(summary.timeAbove(light, 1000)) do print(d.day, d.minutes) end
+--
+-- Every function takes SampleSets (from reader:samples) and returns a list of rows in
+-- time order, e.g. { { day = "2026-03-02", steps = 8312, ... }, ... }. Per-sample work
+-- runs natively (count, sum, mean, quantiles, grouping by local day and hour); Lua only
+-- sees one value per day or per hour. Days and hours are the participant's local time.
+
+local time = require "time"
+local M = {}
+
+-- Turns grouped results ({ key, start, count, value }) into rows { [keyName] = key, [name] = value }.
+local function rows(groups, keyName, name)
+  local out = {}
+  for i, g in ipairs(groups) do out[i] = { [keyName] = g.key, [name] = g.value, count = g.count, start = g.start } end
+  return out
+end
+
+-- Looks rows up by day.
+local function byKey(list, keyName)
+  local map = {}
+  for _, r in ipairs(list) do map[r[keyName]] = r end
+  return map
+end
+
+------------------------------------------------------------------------------
+-- Generic tables
+------------------------------------------------------------------------------
+
+-- One value per local day: how = "mean" | "sum" | "min" | "max" | "stddev" | "count".
+function M.daily(set, field, how)
+  how = how or "mean"
+  local groups = set:byDay()
+  if how == "count" then return rows(groups:count(), "day", "count") end
+  return rows(groups[how](groups, field), "day", field)
+end
+
+-- One value per local clock hour ("YYYY-MM-DD HH:00").
+function M.hourly(set, field, how)
+  how = how or "mean"
+  local groups = set:byHour()
+  if how == "count" then return rows(groups:count(), "hour", "count") end
+  return rows(groups[how](groups, field), "hour", field)
+end
+
+------------------------------------------------------------------------------
+-- Data quality
+------------------------------------------------------------------------------
+
+-- Hours of each local day in [from, to) that hold at least one sample: { day, hours }.
+function M.completeness(set, from, to)
+  local perDay = {}
+  for _, h in ipairs(set:byHour():count()) do
+    local day = string.sub(h.key, 1, 10)
+    perDay[day] = (perDay[day] or 0) + 1
+  end
+  local out = {}
+  for _, d in ipairs(time.daysBetween(from, to)) do out[#out + 1] = { day = d.day, hours = perDay[d.day] or 0 } end
+  return out
+end
+
+-- Hours the watch was worn on each local day in [from, to), from onWristState records
+-- (one per wear change): { day, hours }. Before the first record the state is unknown
+-- and counted as not worn.
+function M.wearTime(wrist, from, to)
+  local changes = wrist:first(100000)        -- wear changes are a few per day
+  local days = time.daysBetween(from, to)
+  local worn = {}
+  for _, d in ipairs(days) do worn[d.day] = 0 end
+  local function add(a, b)                   -- credit [a, b) to the days it overlaps
+    for _, d in ipairs(days) do
+      local s, e = math.max(a, d.start), math.min(b, d.stop)
+      if e > s then worn[d.day] = worn[d.day] + (e - s) end
+    end
+  end
+  for i, c in ipairs(changes) do
+    if c.onWrist then
+      local stop = changes[i + 1] and changes[i + 1].time or to
+      add(math.max(c.time, from), math.min(stop, to))
+    end
+  end
+  local out = {}
+  for _, d in ipairs(days) do out[#out + 1] = { day = d.day, hours = worn[d.day] / 3600 } end
+  return out
+end
+
+------------------------------------------------------------------------------
+-- Light exposure
+------------------------------------------------------------------------------
+
+-- Minutes per local day with lux above a threshold. Ambient light is sampled every
+-- `period` seconds while the screen is on (default: the catalogue's nominal period).
+function M.timeAbove(light, threshold, period)
+  period = period or sensorkit.info("ambientLightSensor").nominalPeriod or 10
+  local out = {}
+  for _, g in ipairs(light:where("lux", ">", threshold):byDay():count()) do
+    out[#out + 1] = { day = g.key, minutes = g.value * period / 60 }
+  end
+  return out
+end
+
+-- Mean lux for each hour of the day (00–23) over the whole set: { hour, lux, samples }.
+function M.luxByHour(light)
+  local out = {}
+  for _, g in ipairs(light:byHourOfDay():mean("lux")) do out[#out + 1] = { hour = g.key, lux = g.value, samples = g.count } end
+  return out
+end
+
+-- Mean lux in the `hours` (default 2) before each sleep onset: { night, onset, lux, samples }.
+function M.eveningLight(light, sleepSessions, hours)
+  hours = hours or 2
+  local out = {}
+  for _, night in ipairs(M.sleep(sleepSessions)) do
+    local before = light:where("time", ">=", night.onset - hours * 3600):where("time", "<", night.onset)
+    out[#out + 1] = { night = night.night, onset = night.onset, lux = before:mean("lux"), samples = before:count() }
+  end
+  return out
+end
+
+------------------------------------------------------------------------------
+-- Activity
+------------------------------------------------------------------------------
+
+-- Steps, distance (m) and floors climbed per local day, from pedometer bins (counted on
+-- the day each bin starts): { day, steps, distance, floors }.
+function M.dailySteps(pedometer)
+  local steps = pedometer:byDay():sum("numberOfSteps")
+  local distance = byKey(rows(pedometer:byDay():sum("distance"), "day", "distance"), "day")
+  local floors = byKey(rows(pedometer:byDay():sum("floorsAscended"), "day", "floors"), "day")
+  local out = {}
+  for _, g in ipairs(steps) do
+    out[#out + 1] = { day = g.key, steps = g.value, distance = distance[g.key] and distance[g.key].distance or 0,
+                      floors = floors[g.key] and floors[g.key].floors or 0 }
+  end
+  return out
+end
+
+-- Active minutes per local day: the time in pedometer bins whose cadence is at least
+-- `cadence` steps per second (default 1.5, brisk walking, Tudor-Locke et al. 2018).
+function M.activeMinutes(pedometer, cadence)
+  local active = pedometer:where("currentCadence", ">=", cadence or 1.5)
+  local out = {}
+  for _, g in ipairs(active:byDay():sum("duration")) do out[#out + 1] = { day = g.key, minutes = g.value / 60 } end
+  return out
+end
+
+-- An hourly series over whole local days in [from, to): a value per hour, 0 where the
+-- set has no sample (e.g. steps per hour). Returns { values = {...}, start = t }.
+function M.hourlySeries(set, field, from, to, how)
+  local perHour, groups = {}, set:byHour()
+  for _, g in ipairs(groups[how or "sum"](groups, field)) do perHour[g.key] = g.value end
+  local values, t = {}, time.startOfDay(from)
+  local stop = time.startOfDay(to)
+  while t < stop do
+    values[#values + 1] = perHour[os.date("%Y-%m-%d %H:00", t)] or 0
+    t = t + 3600
+  end
+  return { values = values, start = time.startOfDay(from) }
+end
+
+-- Non-parametric circadian rhythm measures of an hourly activity series (Van Someren
+-- et al. 1999; Witting et al. 1990): interdaily stability IS (0–1), intradaily
+-- variability IV (0–2), the least active 5 hours L5 and most active 10 hours M10 of the
+-- average day (with their start hours), and relative amplitude RA = (M10−L5)/(M10+L5).
+function M.circadian(series)
+  local x = series.values or series
+  local n = #x
+  assert(n >= 48 and n % 24 == 0, "circadian measures need whole days of hourly values (at least two)")
+  local mean = 0
+  for i = 1, n do mean = mean + x[i] end
+  mean = mean / n
+  local total = 0
+  for i = 1, n do total = total + (x[i] - mean) ^ 2 end
+  local profile = {}
+  for h = 1, 24 do
+    local s, c = 0, 0
+    for i = h, n, 24 do s = s + x[i]; c = c + 1 end
+    profile[h] = s / c
+  end
+  local between = 0
+  for h = 1, 24 do between = between + (profile[h] - mean) ^ 2 end
+  local successive = 0
+  for i = 2, n do successive = successive + (x[i] - x[i - 1]) ^ 2 end
+  local function window(len, pick)
+    local best, bestStart
+    for start = 1, 24 do
+      local s = 0
+      for k = 0, len - 1 do s = s + profile[(start - 1 + k) % 24 + 1] end
+      s = s / len
+      if best == nil or pick(s, best) then best, bestStart = s, start - 1 end
+    end
+    return best, bestStart
+  end
+  local l5, l5start = window(5, function(a, b) return a < b end)
+  local m10, m10start = window(10, function(a, b) return a > b end)
+  return {
+    IS = total > 0 and (n * between) / (24 * total) or 0/0,
+    IV = total > 0 and (n * successive) / ((n - 1) * total) or 0/0,
+    L5 = l5, L5start = l5start, M10 = m10, M10start = m10start,
+    RA = (m10 + l5) > 0 and (m10 - l5) / (m10 + l5) or 0/0,
+  }
+end
+
+------------------------------------------------------------------------------
+-- Sleep
+------------------------------------------------------------------------------
+
+-- One row per sleep session: { night, onset, offset, midpoint, hours }. `night` is the
+-- local day the session started on (shifted back a day for sessions starting after
+-- midnight, so a night that starts at 00:30 belongs to the evening before).
+function M.sleep(sessions)
+  local out = {}
+  for _, s in ipairs(sessions:first(100000)) do
+    local onset, offset = s.time, s.time + s.duration
+    local night = time.day(onset - 12 * 3600)
+    out[#out + 1] = { night = night, onset = onset, offset = offset, midpoint = (onset + offset) / 2,
+                      hours = s.duration / 3600, complete = s.duration > 0 }
+  end
+  return out
+end
+
+------------------------------------------------------------------------------
+-- Phone use
+------------------------------------------------------------------------------
+
+-- Screen wakes, unlocks and unlocked minutes per local day, from device usage reports.
+function M.phoneUse(usage)
+  local wakes = usage:byDay():sum("totalScreenWakes")
+  local unlocks = byKey(rows(usage:byDay():sum("totalUnlocks"), "day", "unlocks"), "day")
+  local unlocked = byKey(rows(usage:byDay():sum("totalUnlockDuration"), "day", "seconds"), "day")
+  local out = {}
+  for _, g in ipairs(wakes) do
+    out[#out + 1] = { day = g.key, screenWakes = g.value, unlocks = unlocks[g.key] and unlocks[g.key].unlocks or 0,
+                      unlockedMinutes = (unlocked[g.key] and unlocked[g.key].seconds or 0) / 60 }
+  end
+  return out
+end
+
+-- Mean typing speed (words per minute) for each hour of the day, from keyboard metrics
+-- records that contain typing: { hour, wpm, records }.
+function M.typingByHour(keyboard)
+  local out = {}
+  for _, g in ipairs(keyboard:where("typingSpeed", ">", 0):byHourOfDay():mean("typingSpeed")) do
+    out[#out + 1] = { hour = g.key, wpm = g.value, records = g.count }
+  end
+  return out
+end
+
+------------------------------------------------------------------------------
+-- Heart rate
+------------------------------------------------------------------------------
+
+-- Per local day: resting heart rate (10th percentile of the day's 1 Hz estimates, a
+-- common wearable proxy), active heart rate (90th percentile), mean and hours of data.
+function M.heartRate(hr)
+  local byDay = hr:byDay()
+  local resting = byKey(rows(byDay:quantile("heartRate", 0.1), "day", "bpm"), "day")
+  local active = byKey(rows(byDay:quantile("heartRate", 0.9), "day", "bpm"), "day")
+  local out = {}
+  for _, g in ipairs(byDay:mean("heartRate")) do
+    out[#out + 1] = { day = g.key, resting = resting[g.key].bpm, active = active[g.key].bpm, mean = g.value,
+                      hours = g.count / 3600 }
+  end
+  return out
+end
+
+return M

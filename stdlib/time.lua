@@ -1,0 +1,70 @@
+-- time: durations, local days, week numbers and formatting for protocols.
+--
+--   local time = require "time"
+--   time.duration("26h")          --> 93600
+--   time.formatDuration(5400)     --> "1h 30m"
+--   time.week(time.now())         --> 10   (ISO 8601 week number, local time)
+--   time.studyDay(time.now())     --> 1    (first study day is 1)
+--
+-- Everything here works in the participant's local time zone (it follows travel),
+-- on the virtual clock; no function reads the machine's clock.
+
+local core = time   -- the runtime's time module: now, day, startOfDay, parse, duration, …
+local M = {}
+for name, fn in pairs(core) do M[name] = fn end
+
+-- Durations in seconds. `time.duration` also reads text such as "90s", "15m", "26h", "2d", "1h30m".
+M.seconds, M.minutes, M.hours, M.days = seconds, minutes, hours, days
+function M.weeks(n) return n * 7 * 86400 end
+
+-- "1h 30m", "2d 3h", "45s": a duration for people to read.
+function M.formatDuration(s)
+  s = math.floor(s + 0.5)
+  local d, h, m = s // 86400, (s % 86400) // 3600, (s % 3600) // 60
+  local parts = {}
+  if d > 0 then parts[#parts + 1] = d .. "d" end
+  if h > 0 then parts[#parts + 1] = h .. "h" end
+  if m > 0 then parts[#parts + 1] = m .. "m" end
+  if #parts == 0 then parts[1] = (s % 60) .. "s" end
+  return table.concat(parts, " ")
+end
+
+-- The start of the local day after the one containing t (correct across DST changes).
+function M.nextDay(t)
+  return core.startOfDay(core.startOfDay(t) + 30 * 3600)
+end
+
+-- Local calendar days from `from` to `to` (exclusive): a list of { day = "YYYY-MM-DD", start, stop }.
+function M.daysBetween(from, to)
+  local out, t = {}, core.startOfDay(from)
+  while t < to do
+    local stop = M.nextDay(t)
+    out[#out + 1] = { day = core.day(t), start = t, stop = stop }
+    t = stop
+  end
+  return out
+end
+
+-- ISO 8601 week number and weekday (1 = Monday … 7 = Sunday) of a time, local.
+function M.week(t) return tonumber(os.date("%V", t or core.now())) end
+function M.weekday(t) return tonumber(os.date("%u", t or core.now())) end
+function M.isWeekend(t) return M.weekday(t) >= 6 end
+
+-- Study day number of a time: the first study day is 1.
+function M.studyDay(t)
+  local n, day = 1, core.startOfDay(core.studyStart())
+  local target = core.startOfDay(t or core.now())
+  while day < target do day = M.nextDay(day); n = n + 1 end
+  return n
+end
+
+-- Local clock time "HH:MM" of a time.
+function M.clock(t) return os.date("%H:%M", t or core.now()) end
+
+-- Hours since local midnight as a number (13.5 = half past one in the afternoon).
+function M.hourOfDay(t)
+  t = t or core.now()
+  return (t - core.startOfDay(t)) / 3600
+end
+
+return M
