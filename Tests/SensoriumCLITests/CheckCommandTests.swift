@@ -1,0 +1,75 @@
+import Foundation
+import XCTest
+
+/// `sensorium check` lints a manifest like App Review would; `sensorium sensors` lists the catalogue.
+extension SensoriumCLITests {
+    func testCheckAcceptsAWellFormedProtocol() throws {
+        try write("good/protocol.lua", """
+        study {
+          id = "good", title = "Good", usage = "Measures light.", privacy_policy = "https://example.org/privacy",
+          entitlements = { "ambient-light-sensor" },
+          sensors = { ambientLightSensor = { detail = "Records light around you.", required = true } },
+        }
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "ambientLightSensor" })
+        """)
+        let result = try sensorium(["check", "good"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        assertContains(result.stdout, "good/protocol.lua: 0 errors, 0 warnings")
+    }
+
+    func testCheckReportsEveryKindOfManifestMistake() throws {
+        try write("bad/protocol.lua", """
+        study {
+          id = "bad", title = "Bad", usage = "Measures things.",
+          entitlements = { "ambient-light-sensor", "message-usage", "heart-rate" },
+          sensors = {
+            ambientLightSensor = "Records light around you.",
+            acelerometer = { detail = "Movement." },
+            heartRate = { detail = "Pulse." },
+          },
+        }
+        local kb = sensorkit.reader "keyboardMetrics"
+        """)
+        let result = try sensorium(["check", "bad"])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        let out = result.stdout
+        assertContains(out, "acelerometer")                    // unknown sensor…
+        assertContains(out, "'accelerometer'")                 // …with a suggestion
+        assertContains(out, "message-usage")                   // entitlement typo…
+        assertContains(out, "'messages-usage'")                // …with a suggestion
+        assertContains(out, "privacy")                         // missing privacy policy URL
+        assertContains(out, "keyboardMetrics")                 // used without entitlement and detail
+        assertContains(out, "error[used-without-entitlement]")
+        assertContains(out, "error[used-without-usage-detail]")
+        XCTAssertTrue(out.split(separator: "\n").contains { $0.contains("sensors.ambientLightSensor") && $0.contains("string") }, out)
+        XCTAssertTrue(out.split(separator: "\n").last?.contains(" error") == true, out)
+    }
+
+    func testCheckWithoutAStudyDeclarationFails() throws {
+        try write("nostudy/protocol.lua", "local x = 1\n")
+        let result = try sensorium(["check", "nostudy"])
+        XCTAssertEqual(result.status, 1)
+        assertContains(result.stdout, "error[missing-study]")
+    }
+
+    func testSensorsListsAll22WithCadenceAndJSON() throws {
+        let table = try sensorium(["sensors"])
+        XCTAssertEqual(table.status, 0)
+        let rows = table.stdout.split(separator: "\n").dropFirst()
+        XCTAssertEqual(rows.count, 22, table.stdout)
+        assertContains(table.stdout, "heartRate")
+        assertContains(table.stdout, "1 Hz while the watch is worn")
+        let json = try sensorium(["sensors", "--json"])
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        XCTAssertEqual(parsed?.count, 22)
+        let accel = parsed?.first { $0["name"] as? String == "accelerometer" }
+        XCTAssertEqual(accel?["identifier"] as? String, "com.apple.SensorKit.motion.accelerometer")
+        XCTAssertEqual(accel?["shape"] as? String, "array")
+        let names = (accel?["fields"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+        XCTAssertTrue(["x", "y", "z", "identifier", "startDate"].allSatisfy(names.contains), "\(names)")
+        let one = try sensorium(["sensors", "acelerometer"])
+        XCTAssertNotEqual(one.status, 0)
+        assertContains(one.stderr, "did you mean 'accelerometer'?")
+    }
+}
