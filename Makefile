@@ -4,7 +4,7 @@
 # print the exact command to run), then build with SwiftPM.
 
 SWIFT        ?= swift
-APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev
+APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
 DEMO         ?= docs/examples/tour.lua
 BIN_RELEASE  := .build/release/sensorium
 

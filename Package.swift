@@ -12,17 +12,20 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config (the C build, never lua5.4-c++).
         .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
         // Debian's libedit-dev: the line editor behind `sensorium repl`.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        // zlib (Debian's zlib1g-dev): reading gzip-compressed exports.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
         .target(name: "CLuaShim", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim"]),
         .target(name: "SensorKitModel"),
-        .target(name: "SensorBackends", dependencies: ["SensorKitModel"]),
+        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends"]),
         .executableTarget(name: "sensorium", dependencies: [
             "LuaHost", "StudyRuntime", "CEditLine", "CLuaShim",

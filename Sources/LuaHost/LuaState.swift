@@ -220,12 +220,19 @@ public final class LuaState {
             message = "(error object is a nil value)"
         default:
             value = LuaState.readValue(L, -1)
-            if luashim_tolstring_protected(L, -1) == LUA_OK, lua_type(L, -1) == LUA_TSTRING {
-                message = LuaState.readString(L, -1)
+            if luaL_getmetafield(L, -1, "__tostring") != LUA_TNIL {
+                lua_settop(L, -2)
+                if luashim_tolstring_protected(L, -1) == LUA_OK, lua_type(L, -1) == LUA_TSTRING {
+                    message = LuaState.readString(L, -1)
+                } else {
+                    message = "(error object is a \(value?.typeName ?? "?") value)"
+                }
+                lua_settop(L, -2)
+            } else if let text = value?.tableValue?["message"]?.stringValue {
+                message = text            // a table error with a message field: { message = "…" }
             } else {
-                message = "(error object is a \(value?.typeName ?? "?") value)"
+                message = "(error object is a \(value?.typeName ?? "?") value)"   // never an address
             }
-            lua_settop(L, -2)
         }
         lua_settop(L, -2)
         // An error raised inside the sandbox's own wrappers is placed at the script's line.

@@ -15,6 +15,8 @@ final class Bindings {
     var deliver: LuaReference?
     /// The prelude's error constructor: `make_error(code, name, domain, message, underlying)`.
     var makeError: LuaReference?
+    /// The prelude's `set_field(table, key, value)` (request write-back).
+    var setField: LuaReference?
 
     init(run: ParticipantRun) { self.run = run }
 
@@ -23,18 +25,21 @@ final class Bindings {
         run.bindings = b
         b.defineReader()
         b.defineSampleSet()
+        b.defineSampleSetDisplay()
         let state = run.state
         state.register(b.readerClass)
         state.register(b.sampleSetClass)
         state.register(b.groupsClass)
         state.register("study") { call in try b.study(call) }
-        state.registerModule("sensorkit", b.sensorkitFunctions())
+        state.registerModule("sensorkit", b.sensorkitFunctions() + b.catalogueFunctions())
         state.registerModule("schedule", b.scheduleFunctions())
         state.registerModule("report", b.reportFunctions())
+        b.installTestBuiltins()
         state.registerModule("__runtime", b.runtimeFunctions())
         let prelude = try state.execute(Bindings.prelude, chunkName: "=runtime")
         b.deliver = prelude.first.flatMap { if case .function(let f) = $0 { f } else { nil } }
         b.makeError = prelude.dropFirst().first.flatMap { if case .function(let f) = $0 { f } else { nil } }
+        b.setField = prelude.dropFirst(2).first.flatMap { if case .function(let f) = $0 { f } else { nil } }
     }
 
     // MARK: study{}
@@ -72,7 +77,10 @@ final class Bindings {
     // MARK: sensorkit
 
     func sensor(_ call: LuaCall, _ index: Int32) throws -> Sensor {
-        let name = try call.string(index)
+        try sensor(named: try call.string(index))
+    }
+
+    func sensor(named name: String) throws -> Sensor {
         if let s = Sensor(name: name) { return s }
         let hint = SensorCatalogue.sensorSuggestions(for: name).first.map { "; did you mean '\($0)'?" } ?? ""
         throw LuaScriptError("unknown sensor '\(name)'\(hint) (`sensorium sensors` lists them)")
@@ -88,8 +96,8 @@ final class Bindings {
                     stream = .deletionRecords
                     sensorName = String(name.dropLast(".tombstones".count))
                 }
-                let s: Sensor
-                if let known = Sensor(name: sensorName) { s = known } else { s = try self.sensor(call, 1) }
+                let s = try self.sensor(named: sensorName)
+                try self.requireSensorKit("sensorkit.reader")
                 let reader = Reader(sensor: s, stream: stream)
                 if self.run.usedSensors[s] == nil { self.run.usedSensors[s] = "sensorkit.reader" }
                 call.push(reader, as: self.readerClass)
@@ -110,19 +118,13 @@ final class Bindings {
                     self.run.usedSensors[s] = "sensorkit.requestAuthorization"
                 }
                 let completion = call.isNil(2) ? nil : try call.function(2)
-                let result = self.run.model.requestAuthorization(sensors, policy: self.run.setup.consent)
-                switch result.delivery {
-                case .completion(let error):
-                    self.run.deliver { [unowned self] in
-                        if let completion { try self.run.state.call(completion, [try self.errorValue(error)], results: 0) }
-                        self.run.notify(result.changes)
-                    }
-                case .noCallback:
-                    self.run.notify(result.changes)
-                case .terminate(let error):
-                    throw LuaScriptError("the app was terminated: \(error)")
-                }
+                try self.requireSensorKit("requestAuthorization")
+                try self.requestAuthorization(sensors, completion: completion)
                 return 0
+            }),
+            ("isAvailable", { [unowned self] call in
+                call.push(self.run.model.switches.platform.isSensorKitAvailable)
+                return 1
             }),
             ("status", { [unowned self] call in
                 call.push(self.run.model.status(try self.sensor(call, 1)).name)
@@ -155,13 +157,71 @@ final class Bindings {
         ]
     }
 
+    /// `SRSensorReader.requestAuthorization(sensors:completion:)`.
+    ///
+    /// The sheet is answered asynchronously: statuses stay as they are until the
+    /// completion is delivered (§5.2: never on the caller's stack), and while the sheet is
+    /// on screen a second request that has something new to ask fails with 4/8195
+    /// (prompt busy). On delivery the participant's answers apply, the status changes
+    /// are queued (`didChangeAuthorizationStatus` to every live reader, §5.3), then the
+    /// completion runs — so the changes arrive after the completion, and before anything
+    /// the completion itself starts (§14.4).
+    func requestAuthorization(_ sensors: Set<Sensor>, completion: LuaReference?) throws {
+        let run = self.run
+        var preview = run.model
+        let outcome = preview.requestAuthorization(sensors, policy: run.setup.consent)
+        switch outcome.delivery {
+        case .noCallback:
+            return
+        case .terminate(let error):
+            // Missing entitlement with missingEntitlementMode = terminate (§5.6): the app dies.
+            throw LuaScriptError("the app was terminated by SensorKit (missingEntitlementMode = terminate): \(error)")
+        case .completion:
+            break
+        }
+        guard outcome.sheetShown else {
+            // Answered without a sheet (empty set, 8197, 0, 8201, 8195…): nothing changes.
+            run.deliver { [unowned self] in
+                if let completion { try self.run.state.call(completion, [try self.errorValue(outcome.error)], results: 0) }
+            }
+            return
+        }
+        run.model.sheetBusy = true
+        run.deliver { [unowned self] in
+            self.run.model.sheetBusy = false
+            let result = self.run.model.requestAuthorization(sensors, policy: self.run.setup.consent)
+            self.run.notify(result.changes)
+            if let completion { try self.run.state.call(completion, [try self.errorValue(result.error)], results: 0) }
+        }
+    }
+
+    /// Raises a Lua error when SensorKit does not exist on the simulated platform
+    /// (`switches.platform = "iPad"`, §1, trap T6); `sensorkit.isAvailable()` is the probe.
+    func requireSensorKit(_ what: String) throws {
+        let platform = run.model.switches.platform
+        guard platform.isSensorKitAvailable else {
+            throw LuaScriptError("\(what): SensorKit is not available on \(platform.rawValue) (switches.platform); check sensorkit.isAvailable() first")
+        }
+    }
+
     /// A SensorKit error as the Lua value protocols see: a table with code, name,
     /// domain, message and underlying, printing as `SRErrorDomain 4 (promptDeclined): …`.
+    ///
+    /// The value is a reference to the Lua table itself: a copy (`LuaValue.table`) would
+    /// lose the metatable, so `tostring(err)` would print an address and
+    /// `sensorkit.isError(err)` would be false.
     func errorValue(_ error: SensorKitError?) throws -> LuaValue {
         guard let error, let makeError else { return .nil }
         let underlying = try errorValue(error.underlying)
-        return try run.state.call(makeError, [.integer(Int64(error.code.rawValue)), .string(error.codeName),
-                                              .string(error.domain), .string(error.message), underlying], results: 1).first ?? .nil
+        let state = run.state
+        let top = state.top
+        state.push(.function(makeError))
+        for arg: LuaValue in [.integer(Int64(error.code.rawValue)), .string(error.codeName), .string(error.domain),
+                              .string(error.message), underlying] { state.push(arg) }
+        try state.pcall(arguments: 5, results: 1)
+        let ref = state.makeReference(at: -1)
+        state.top = top
+        return .reference(ref)
     }
 
     func deviceValue(_ d: SRDevice) -> LuaValue {
@@ -234,9 +294,7 @@ final class Bindings {
         }
         readerClass.method("fetch") { [unowned self] r, call in
             let request = try self.request(call, 2)
-            let requestRef = call.reference(2)
-            let response = self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source)
-            self.run.deliver { [unowned self] in try self.deliverFetch(r, response, request: requestRef) }
+            self.startFetch(r, request, call.reference(2))
             return 0
         }
         readerClass.method("fetchDevices") { [unowned self] r, _ in
@@ -286,24 +344,67 @@ final class Bindings {
         }
     }
 
-    /// Delivers a fetch: one `didFetchResult(reader, request, result)` per result until
-    /// it returns false, then `didCompleteFetch(reader, request)`; or `fetchFailedWithError`.
-    func deliverFetch(_ r: Reader, _ response: FetchResponse, request: LuaReference) throws {
+    /// `reader:fetch(request)`: evaluates the request now and queues its delivery. A
+    /// reader runs one fetch at a time (§7.6): from the call until its terminal callback,
+    /// another `fetch` on the same reader fails with 8194 (`concurrentFetchPolicy =
+    /// fail`, default) or waits its turn (`queue`).
+    func startFetch(_ r: Reader, _ request: FetchRequest, _ requestRef: LuaReference) {
+        if r.fetchRunning {
+            switch run.model.switches.concurrentFetchPolicy {
+            case .queue:
+                r.queuedFetches.append((request, requestRef))
+            case .fail:
+                let error = SensorKitError(.internalError, "a fetch is already running on this reader (\(r.sensor.rawValue)): "
+                    + "start the next one from didCompleteFetch or fetchFailedWithError, or use another reader (concurrentFetchPolicy = fail)")
+                run.deliver { [unowned self] in
+                    try self.run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try self.errorValue(error)])
+                }
+            }
+            return
+        }
+        let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
+        if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
+        r.fetchRunning = true
+        run.deliver { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
+    }
+
+    /// The reader's fetch has ended (just before its terminal callback): the next queued one starts.
+    func finishFetch(_ r: Reader) {
+        r.fetchRunning = false
+        if !r.queuedFetches.isEmpty {
+            let (request, ref) = r.queuedFetches.removeFirst()
+            startFetch(r, request, ref)
+        }
+    }
+
+    /// Delivers a fetch: one `didFetchResult(reader, request, result)` per result while it
+    /// returns true, then `didCompleteFetch(reader, request)`; or `fetchFailedWithError`.
+    /// Without a device in the request, the device used is written back into the request
+    /// table before the first callback (§7.5).
+    func deliverFetch(_ r: Reader, _ response: FetchResponse, request: FetchRequest, requestRef: LuaReference) throws {
         switch response {
-        case .ignored: return
+        case .ignored:
+            finishFetch(r)
         case .failed(let e):
-            try run.callDelegate(r, "fetchFailedWithError", [.reference(request), try errorValue(e)])
+            finishFetch(r)
+            try run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try errorValue(e)])
         case .delivering(let plan):
+            if request.device == nil, let device = plan.request.device, let setField {
+                try run.state.call(setField, [.reference(requestRef), .string("device"), deviceValue(device)], results: 0)
+            }
             var stop = false
             for chunk in plan where !stop {
                 for i in 0..<chunk.resultCount where !stop {
                     let result = try resultValue(chunk, i, sensor: r.sensor)
-                    let answer = try run.callDelegate(r, "didFetchResult", [.reference(request), result])
-                    // A missing didFetchResult stops after the first result (§11, DEC); `false` stops.
-                    if answer == nil || answer == .boolean(false) { stop = true }
+                    let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])
+                    // Only `true` asks for more (SensorKit's Bool): `false`, nil or anything else
+                    // stops, and so does a delegate without didFetchResult, after the first
+                    // result (§7.2 step 5, §11).
+                    if answer != .boolean(true) { stop = true }
                 }
             }
-            try run.callDelegate(r, "didCompleteFetch", [.reference(request)])
+            finishFetch(r)
+            try run.callDelegate(r, "didCompleteFetch", [.reference(requestRef)])
         }
     }
 
@@ -439,7 +540,11 @@ final class Bindings {
         for (name, make) in aggregates {
             groupsClass.method(name) { g, call in
                 guard let aggregate = make(try call.optionalString(2)) else { throw call.argumentError(2, expected: "field name") }
-                call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate: aggregate)))
+                let integral: Bool = switch aggregate {
+                case .count, .sum: true
+                default: false
+                }
+                call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate: aggregate), integral: integral))
                 return 1
             }
         }
@@ -455,9 +560,11 @@ final class Bindings {
         ("sum", { $0.sum }), ("mean", { $0.mean }), ("min", { $0.min }), ("max", { $0.max }), ("stddev", { $0.standardDeviation }),
     ]
 
-    static func groupsValue(_ groups: [GroupResult]) -> LuaValue {
+    /// Groups as a Lua list of `{ key, start, count, value }`; counts and whole-number sums are integers.
+    static func groupsValue(_ groups: [GroupResult], integral: Bool = false) -> LuaValue {
         .array(groups.map { g in
-            .dictionary(["key": .string(g.label), "start": .number(g.start), "count": .integer(Int64(g.count)), "value": .number(g.value)])
+            let value: LuaValue = integral && g.value.rounded() == g.value && abs(g.value) < 9e15 ? .integer(Int64(g.value)) : .number(g.value)
+            return .dictionary(["key": .string(g.label), "start": .number(g.start), "count": .integer(Int64(g.count)), "value": value])
         })
     }
 
@@ -466,8 +573,8 @@ final class Bindings {
     func when(_ call: LuaCall, _ index: Int32) throws -> Double {
         if call.typeName(index) == "string" {
             let text = try call.string(index)
-            guard let t = LocalTime.parse(text, run.clock.timeZone) else {
-                throw LuaArgumentError(index: index, message: "expected a time like \"2026-03-02 09:00\" or seconds, got \"\(text)\"")
+            guard let t = LocalTime.parse(text, run.clock.timeZone, studyStart: run.settings.start) else {
+                throw LuaArgumentError(index: index, message: "expected a time like \"2026-03-02 09:00\", \"day 3 09:00\" or seconds, got \"\(text)\"")
             }
             return t
         }
@@ -527,8 +634,9 @@ final class Bindings {
                 let now = self.run.clock.now
                 var first = LocalTime.time(onDayOf: now, hour: parts[0], minute: parts[1], tz)
                 if first < now { first = LocalTime.time(onDayOf: LocalTime.nextDay(now, tz), hour: parts[0], minute: parts[1], tz) }
-                call.push(self.scheduleCall(fn, at: first, next: { t in
-                    LocalTime.time(onDayOf: LocalTime.nextDay(t, tz), hour: parts[0], minute: parts[1], tz)
+                call.push(self.scheduleCall(fn, at: first, next: { [unowned self] t in
+                    let zone = self.run.clock.timeZone      // local time follows the participant's travel
+                    return LocalTime.time(onDayOf: LocalTime.nextDay(t, zone), hour: parts[0], minute: parts[1], zone)
                 }))
                 return 1
             }),
@@ -571,9 +679,9 @@ final class Bindings {
         ]
     }
 
+    /// One printf number conversion (`%.1f`, `%5.2e`, `%g`, `%d`), with optional text around it.
     static func isNumberFormat(_ f: String) -> Bool {
-        f.range(of: "^[^%]*%[-+ 0#]*[0-9]*(\\.[0-9]+)?[fegdi][^%]*$", options: .regularExpression) != nil && !f.contains("%d") && !f.contains("%i")
-            || f.range(of: "^[^%]*%[-+ 0]*[0-9]*\\.0f[^%]*$", options: .regularExpression) != nil
+        f.range(of: "^[^%]*%[-+ 0#]*[0-9]*(\\.[0-9]+)?[fegdi][^%]*$", options: .regularExpression) != nil
     }
 
     static func reportValue(_ v: LuaValue, column: String) throws -> ReportValue {
@@ -628,7 +736,7 @@ final class Bindings {
     }
 
     /// Lua-side pieces of the runtime: delegate delivery, SensorKit error values, the
-    /// `time` and `log` modules, and the duration helpers. Returns deliver, make_error.
+    /// `time` and `log` modules, and the duration helpers. Returns deliver, make_error, set_field.
     static let prelude = #"""
     local rt = __runtime
     __runtime = nil
@@ -688,13 +796,20 @@ final class Bindings {
     -- log: lines in the run's output, stamped with participant and local time.
     local function logger(level)
       return function(fmt, ...)
-        local text = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
+        local text = tostring(fmt)
+        if select("#", ...) > 0 then
+          local ok, formatted = pcall(string.format, fmt, ...)
+          if not ok then error("log." .. level .. ": " .. formatted, 2) end   -- at the protocol's line
+          text = formatted
+        end
         rt.log(level, text)
       end
     end
     log = { info = logger("info"), warn = logger("warn"), error = logger("error") }
 
-    return deliver, make_error
+    local function set_field(t, k, v) t[k] = v end
+
+    return deliver, make_error, set_field
     """#
 }
 
@@ -709,6 +824,10 @@ public final class Reader {
     public let sensor: Sensor
     public let stream: FetchStream
     var delegate: LuaReference?
+    /// A fetch was started and its terminal callback has not been delivered yet (§7.6).
+    var fetchRunning = false
+    /// Fetches waiting for the running one (`concurrentFetchPolicy = queue`).
+    var queuedFetches: [(FetchRequest, LuaReference)] = []
     /// The reader's own userdata, so delegate calls pass the very object the protocol holds.
     var userdata: LuaReference?
 

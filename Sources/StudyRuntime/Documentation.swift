@@ -242,8 +242,8 @@ public enum Documentation {
     static func normalize(_ name: String) -> String {
         var s = name.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         if s.hasPrefix(":help ") { s = String(s.dropFirst(6)).trimmingCharacters(in: .whitespaces) }
-        while s.hasSuffix("()") { s = String(s.dropLast(2)) }
-        if let paren = s.firstIndex(of: "(") { s = String(s[..<paren]) }
+        // What follows the name in a call (`samples{ … }`, `daily("09:00", f)`, `reader "x"`) is not part of it.
+        if let cut = s.firstIndex(where: { $0 == "(" || $0 == "{" || $0 == " " || $0 == "\"" }) { s = String(s[..<cut]) }
         s = s.replacingOccurrences(of: ":", with: ".")
         s = s.replacingOccurrences(of: "[]", with: "")
         while s.contains("..") { s = s.replacingOccurrences(of: "..", with: ".") }
@@ -252,14 +252,22 @@ public enum Documentation {
 
     /// Other spellings of qualifiers: SensorKit's type names and the usual variable names.
     static let qualifierAliases: [String: String] = [
-        "srsensorreader": "reader", "sensorreader": "reader",
-        "set": "sampleset", "samples": "sampleset",
-        "groupedset": "groupedsampleset", "groups": "groupedsampleset", "grouped": "groupedsampleset",
-        "srerror": "srerror", "error": "srerror",
+        "srsensorreader": "reader", "sensorreader": "reader", "r": "reader",
+        "set": "sampleset", "s": "sampleset",
+        "groupedset": "groupedsampleset", "groups": "groupedsampleset", "grouped": "groupedsampleset", "g": "groupedsampleset",
+        "err": "srerror", "error": "srerror",
+        "srsensorreaderdelegate": "delegate",
+    ]
+
+    /// SensorKit's names for whole entries.
+    static let nameAliases: [String: String] = [
         "srfetchrequest": "request", "srfetchresult": "result", "srdevice": "device",
+        "srsensorreader": "sensorkit.reader", "srsensorreaderdelegate": "reader.delegate",
+        "srabsolutetime": "sensorkit.now", "srerrordomain": "srerror",
     ]
 
     static func applyAlias(_ key: String) -> String {
+        if let whole = nameAliases[key] { return whole }
         guard let dot = key.firstIndex(of: ".") else { return key }
         let head = String(key[..<dot])
         guard let alias = qualifierAliases[head] else { return key }

@@ -15,10 +15,12 @@ public enum ModelEvent: Sendable, Equatable {
     case locked(from: Double, to: Double)
     /// The phone's wall clock jumps by `offset` seconds.
     case wallClockJump(at: Double, offset: Double)
+    /// The participant travels: local time (os.date, time.day, schedule.daily) follows `timeZone`.
+    case travel(at: Double, timeZone: String)
 
     var time: Double {
         switch self {
-        case .revoke(_, let at), .grant(_, let at), .delete(_, _, _, let at), .wallClockJump(let at, _): at
+        case .revoke(_, let at), .grant(_, let at), .delete(_, _, _, let at), .wallClockJump(let at, _), .travel(let at, _): at
         case .locked(let from, _): from
         }
     }
@@ -64,12 +66,42 @@ public struct RunSettings: Sendable {
 }
 
 /// An error of a run, with the participant and the simulated time it happened at.
+///
+/// The description always names the script file and line when Lua knows them, also
+/// for errors raised as values (a SensorKit error from `reader:samples{}` that the
+/// protocol did not catch, `error({...})`), whose message carries no position.
 public struct RunError: Error, CustomStringConvertible {
     public var participant: String
     public var time: String
     public var error: LuaError
 
-    public var description: String { "[\(participant) \(time)] " + error.report() }
+    public init(participant: String, time: String, error: LuaError) {
+        self.participant = participant
+        self.time = time
+        self.error = error
+    }
+
+    /// The script (Lua chunk name, usually the file path, possibly shortened) the error happened in.
+    public var file: String? { error.chunk }
+    /// The line in `file`.
+    public var line: Int? { error.line }
+
+    /// The error's message with its position, without addresses.
+    public var message: String {
+        var text = error.message
+        // A table raised without __tostring prints as "table: 0x…": not informative and not deterministic.
+        if text.range(of: "^[a-z]+: (0x)?[0-9a-fA-F]+$", options: .regularExpression) != nil {
+            text = "(error object is a \(error.value?.typeName ?? "non-string") value; raise a string or a table with __tostring)"
+        }
+        if let file, let line, !text.hasPrefix(file + ":") { text = "\(file):\(line): " + text }
+        return text
+    }
+
+    public var description: String {
+        let report = error.report()
+        let traceback = report.hasPrefix(error.message) ? String(report.dropFirst(error.message.count)) : ""
+        return "[\(participant) \(time)] " + message + traceback
+    }
 }
 
 /// One participant's study: a Lua state, the participant's SensorKit model,
@@ -81,11 +113,15 @@ public final class ParticipantRun {
     public var model: ParticipantModel
     public let source: any SampleSource
     public let clock: VirtualClock
+    /// What the phone's clock shows (`os.time`, `time.now()`): `clock` plus scenario wall-clock jumps.
+    public let wallClock: DeviceWallClock
     public let loop = EventLoop()
     public let report: ReportBook
     let output: (String) -> Void
     var readers: [WeakReader] = []
     var studyDeclared = false
+    /// Overlapping `locked` scenario intervals in force.
+    var lockCount = 0
     public var manifest: StudyManifest?
     /// Sensors the protocol's code uses (readers made, authorization asked), for `sensorium check`.
     public internal(set) var usedSensors: [Sensor: String] = [:]
@@ -98,6 +134,7 @@ public final class ParticipantRun {
         self.report = report
         self.output = output
         self.clock = VirtualClock(start: settings.start, timeZone: setup.timeZone)
+        self.wallClock = DeviceWallClock(clock)
         let participantSeed = UInt64(bitPattern: settings.seed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(setup.id.utf8.reduce(0) { $0 &* 31 &+ UInt64($1) })
         self.model = ParticipantModel(participant: setup.id, study: ResolvedStudy(), switches: settings.switches,
                                       activation: settings.start - 30 * 86_400, seed: participantSeed)
@@ -105,7 +142,7 @@ public final class ParticipantRun {
         self.state = try LuaState(limits: settings.limits,
                                   sandbox: SandboxOptions(moduleDirectories: settings.moduleDirectories,
                                                           seed: Int64(bitPattern: participantSeed >> 1)))
-        state.clock = clock
+        state.clock = wallClock
         state.output = output
         try Bindings.install(in: self)
         for event in setup.events { scheduleModelEvent(event) }
@@ -134,6 +171,11 @@ public final class ParticipantRun {
                 try action()
             } catch let e as LuaError {
                 throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
+            } catch let e as RunError {
+                throw e
+            } catch {
+                throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
+                               error: LuaError(kind: .runtime, message: "\(error)"))
             }
         }
         advance(to: limit)
@@ -158,9 +200,20 @@ public final class ParticipantRun {
             case .delete(let sensor, let from, let to, _):
                 self.model.deleteData(sensor, range: TimeRange(after: from, through: to))
             case .locked(_, let to):
+                // Lock intervals may overlap: the phone unlocks when the last one ends.
+                self.lockCount += 1
                 self.model.deviceLocked = true
-                self.loop.schedule(at: to) { [unowned self] in self.model.deviceLocked = false }
-            case .wallClockJump(_, let offset): self.model.clock.jumpWallClock(by: offset)
+                self.loop.schedule(at: max(to, self.clock.now)) { [unowned self] in
+                    self.lockCount -= 1
+                    self.model.deviceLocked = self.lockCount > 0
+                }
+            case .wallClockJump(_, let offset):
+                self.model.clock.jumpWallClock(by: offset)
+                self.wallClock.offset = self.model.clock.wallOffset(atTrue: self.clock.now)
+            case .travel(_, let zone):
+                if let tz = TimeZone(identifier: zone) {
+                    self.clock.timeZone = tz
+                }
             }
         }
     }

@@ -74,18 +74,28 @@ public final class ReportBook {
         case .bool(let b): return b ? "true" : "false"
         case .text(let s): return s
         case .int(let i):
-            if let format { return String(format: format, Double(i)) }
+            if let format { return integerConversion(format) ? String(format: longLong(format), i) : String(format: format, Double(i)) }
             return String(i)
         case .double(let d):
             if d.isNaN { return "nan" }
             if d.isInfinite { return d > 0 ? "inf" : "-inf" }
-            if let format { return String(format: format, d) }
+            if let format { return integerConversion(format) ? String(format: longLong(format), Int64(d.rounded())) : String(format: format, d) }
             if abs(d) >= 1e15 { return String(format: "%.6g", d) }
             var s = String(format: "%.3f", d)
             while s.hasSuffix("0") { s.removeLast() }
             if s.hasSuffix(".") { s.removeLast() }
             return s == "-0" ? "0" : s
         }
+    }
+
+    /// Whether a format's conversion is `%d`/`%i` (then given a 64-bit integer, `%lld`).
+    static func integerConversion(_ format: String) -> Bool {
+        format.range(of: "%[-+ 0#]*[0-9]*[di]", options: .regularExpression) != nil
+    }
+
+    /// `%5d` → `%5lld`, so the conversion takes the 64-bit integer it is given.
+    static func longLong(_ format: String) -> String {
+        format.replacingOccurrences(of: "%([-+ 0#]*[0-9]*)[di]", with: "%$1lld", options: .regularExpression)
     }
 
     func cell(_ table: Table, _ row: [String: ReportValue], _ column: String) -> String {

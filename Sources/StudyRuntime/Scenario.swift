@@ -85,18 +85,19 @@ extension Scenario {
                 switches[k] = try Scenario.switchValue(e.value, path: "switches.\(k)", fail)
             }
             var probe = WorldSwitches()
-            do { try probe.set(switches) } catch { throw fail("switches", "\(error)") }
+            for k in switches.keys.sorted() {
+                do { try probe.set(name: k, value: switches[k]!) } catch { throw fail("switches.\(k)", "\(error)") }
+            }
         }
         if let v = table["simulation"], !v.isNil {
             guard let t = v.tableValue else { throw fail("simulation", "expected a table") }
             for e in t.entries {
                 guard let k = e.key.stringValue, let n = e.value.doubleValue else { throw fail("simulation", "expected name = number entries") }
                 switch k {
-                case "watchSyncLag": simulation.watchSyncLag = n
                 case "writeBatchSeconds": simulation.writeBatchSeconds = n
                 case "reportWindow": simulation.reportWindow = n
                 case "ambientLightPeriod": simulation.ambientLightPeriod = n
-                default: throw fail("simulation.\(k)", "unknown setting (known: watchSyncLag, writeBatchSeconds, reportWindow, ambientLightPeriod)")
+                default: throw fail("simulation.\(k)", "unknown setting; the watch sync lag is switches.watchSyncLag (known: writeBatchSeconds, reportWindow, ambientLightPeriod)")
                 }
             }
         }
@@ -250,21 +251,10 @@ struct EventReader {
         if let d = v.doubleValue { return d }
         guard let s = v.stringValue else { throw ScenarioError(file: file, path: path, message: "expected a time, got \(v.typeName)") }
         if s.hasPrefix("day ") {
-            let parts = s.dropFirst(4).split(separator: " ")
-            guard let n = parts.first.flatMap({ Int($0) }), n >= 1 else {
+            guard let t = LocalTime.parse(s, timeZone, studyStart: start) else {
                 throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\" with N from 1, got \"\(s)\"")
             }
-            var day = start
-            for _ in 1..<n { day = LocalTime.nextDay(day, timeZone) }
-            var (h, m) = (0, 0)
-            if parts.count > 1 {
-                let hm = parts[1].split(separator: ":").compactMap { Int($0) }
-                guard hm.count == 2, (0..<24).contains(hm[0]), (0..<60).contains(hm[1]) else {
-                    throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\", got \"\(s)\"")
-                }
-                (h, m) = (hm[0], hm[1])
-            }
-            return LocalTime.time(onDayOf: day, hour: h, minute: m, timeZone)
+            return t
         }
         guard let t = LocalTime.parse(s, timeZone) else {
             throw ScenarioError(file: file, path: path, message: "expected \"YYYY-MM-DD HH:MM\", \"day N HH:MM\" or seconds, got \"\(s)\"")
@@ -293,8 +283,9 @@ struct EventReader {
         case "delete":
             let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
             guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
-            let at = t["at"].map { _ in try? time(t["at"], "\(path).at") } ?? nil
-            return ([], [.delete(try sensor(t["delete"], "\(path).delete"), from: from, to: to, at: at ?? to)])
+            // `at` (when the participant deletes) defaults to `to`; a malformed `at` is an error, not the default.
+            let at = (t["at"].map { !$0.isNil } ?? false) ? try time(t["at"], "\(path).at") : to
+            return ([], [.delete(try sensor(t["delete"], "\(path).delete"), from: from, to: to, at: at)])
         case "offWrist", "phoneOff", "watchOff", "locked":
             let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
             guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
@@ -312,7 +303,8 @@ struct EventReader {
             guard let zone = t["travel"]?.stringValue, TimeZone(identifier: zone) != nil else {
                 throw ScenarioError(file: file, path: "\(path).travel", message: "expected an IANA time zone like \"America/New_York\"")
             }
-            return ([.travel(at: try time(t["at"], "\(path).at"), timeZone: zone)], [])
+            let at = try time(t["at"], "\(path).at")
+            return ([.travel(at: at, timeZone: zone)], [.travel(at: at, timeZone: zone)])
         default: // clockJump
             guard let v = t["clockJump"], let offset = v.doubleValue ?? v.stringValue.flatMap({ text -> Double? in
                 text.hasPrefix("-") ? LocalTime.parseDuration(String(text.dropFirst())).map { -$0 } : LocalTime.parseDuration(text)

@@ -15,6 +15,10 @@ public struct StudyOptions: Sendable {
     public var start: String?
     public var timeZone: String?
     public var limits = LuaLimits()
+    /// Replay a recorded study store (`sensorium import`) instead of simulating.
+    public var recordingPath: String?
+    /// With `recordingPath`: only this participant.
+    public var recordingParticipant: String?
 
     public init(protocolPath: String, scenarioPath: String? = nil, moduleDirectories: [String] = []) {
         self.protocolPath = protocolPath
@@ -34,6 +38,8 @@ public final class StudyRunner {
     public let options: StudyOptions
     public let report = ReportBook()
     public private(set) var manifest: StudyManifest?
+    /// Things the user should know about the run (a recording's unknown authorization…).
+    public private(set) var warnings: [String] = []
 
     public init(options: StudyOptions) { self.options = options }
 
@@ -47,6 +53,7 @@ public final class StudyRunner {
 
     /// The participants' runs, set up but not started.
     public func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
+        if let path = options.recordingPath { return try prepareRecorded(path, output: output) }
         let scenario = try options.scenarioPath.map { try Scenario.load($0) } ?? Scenario()
         let seed = options.seed ?? scenario.seed ?? 1
         let zoneName = options.timeZone ?? scenario.timeZone ?? "UTC"
@@ -61,32 +68,96 @@ public final class StudyRunner {
         var switches = WorldSwitches()
         try switches.set(scenario.switches)
 
-        var people = scenario.participants
+        // Every participant the scenario describes is read (so a malformed event is reported even
+        // when `--participants` leaves its participant out); then the cohort is cut or filled up.
+        struct Person {
+            var participant: ScenarioParticipant
+            var timeZone: TimeZone
+            var timeline: [TimelineEvent] = []
+            var modelEvents: [ModelEvent] = []
+        }
+        var people: [Person] = []
+        for p in scenario.participants {
+            let tz = p.timeZone.flatMap { TimeZone(identifier: $0) } ?? zone
+            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, timeZone: tz)
+            var person = Person(participant: p, timeZone: tz)
+            for (table, path) in zip(p.events, p.eventPaths) {
+                let (t, m) = try reader.read(table, path: path)
+                person.timeline += t
+                person.modelEvents += m
+            }
+            people.append(person)
+        }
         let wanted = options.participants ?? (people.isEmpty ? (scenario.participantCount ?? StudyRunner.defaultParticipants) : people.count)
         if people.count > wanted { people = Array(people.prefix(wanted)) }
-        while people.count < wanted { people.append(ScenarioParticipant(id: String(format: "P%d", people.count + 1))) }
+        while people.count < wanted {
+            people.append(Person(participant: ScenarioParticipant(id: String(format: "P%d", people.count + 1)), timeZone: zone))
+        }
 
         var descriptions: [ParticipantDescription] = []
         var setups: [ParticipantSetup] = []
-        for p in people {
-            let tz = p.timeZone.flatMap { TimeZone(identifier: $0) } ?? zone
-            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, timeZone: tz)
-            var timeline: [TimelineEvent] = []
-            var modelEvents: [ModelEvent] = []
-            for (table, path) in zip(p.events, p.eventPaths) {
-                let (t, m) = try reader.read(table, path: path)
-                timeline += t
-                modelEvents += m
-            }
-            descriptions.append(ParticipantDescription(id: p.id, timeZone: tz.identifier, watch: p.watch ? .defaultWatch : nil,
-                                                       profile: p.profile, events: timeline))
-            setups.append(ParticipantSetup(id: p.id, timeZone: tz, consent: p.consent, events: modelEvents))
+        for person in people {
+            let p = person.participant
+            descriptions.append(ParticipantDescription(id: p.id, timeZone: person.timeZone.identifier, watch: p.watch ? .defaultWatch : nil,
+                                                       profile: p.profile, events: person.timeline))
+            setups.append(ParticipantSetup(id: p.id, timeZone: person.timeZone, consent: p.consent, events: person.modelEvents))
         }
         var settings = scenario.simulation
         settings.watchSyncLag = switches.watchSyncLag
-        let source = try SimulatedSource(seed: UInt64(bitPattern: seed), participants: descriptions, settings: settings)
+        let source: SimulatedSource
+        do {
+            source = try SimulatedSource(seed: UInt64(bitPattern: seed), participants: descriptions, settings: settings)
+        } catch let e as SimulationError {
+            let index = people.firstIndex { $0.participant.id == e.participant }.map { "participants[\($0 + 1)]" } ?? "participants"
+            throw ScenarioError(file: options.scenarioPath ?? "scenario", path: index, message: e.message)
+        }
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches)
         return try setups.map { try ParticipantRun(setup: $0, settings: runSettings, source: source, report: report, output: output) }
+    }
+
+    /// A recorded study replayed under the same rules: the virtual clock spans the recording
+    /// (from local midnight of its first day until the last samples are past the holding
+    /// period), devices and time zones come from the data, recorded recording intervals and
+    /// deletion records enter each participant's model, and authorization follows the recorded
+    /// timeline (unknown: authorized, with a warning). The scenario, if any, gives only switches.
+    func prepareRecorded(_ path: String, output: @escaping (String) -> Void) throws -> [ParticipantRun] {
+        let recorded: RecordedStudy
+        do {
+            recorded = try RecordedStudy(path: path, participant: options.recordingParticipant)
+        } catch let e as ImportError {
+            throw ScenarioError(file: "--recording", path: "", message: e.description)
+        }
+        let scenario = try options.scenarioPath.map { try Scenario.load($0) } ?? Scenario()
+        var switches = WorldSwitches()
+        try switches.set(scenario.switches)
+        let seed = options.seed ?? scenario.seed ?? 1
+        guard let first = recorded.participants.first, let dataStart = recorded.start(in: first.timeZone) else {
+            throw ScenarioError(file: path, path: "", message: "the recording holds no samples")
+        }
+        var start = dataStart
+        if let text = options.start {
+            guard let s = LocalTime.parse(text, first.timeZone) else {
+                throw ScenarioError(file: "--start", path: "", message: "expected a date like 2026-03-02, got '\(text)'")
+            }
+            start = s
+        }
+        let hold = Sensor.allCases.filter { s in recorded.participants.contains { $0.sensors.contains(s) } }.map { switches.hold($0) }.max() ?? 86_400
+        let days = options.days ?? recorded.days(in: first.timeZone, hold: hold) ?? StudyRunner.defaultDays
+        warnings = recorded.warnings
+        let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
+                                      start: start, days: days, seed: seed, limits: options.limits, switches: switches)
+        var runs: [ParticipantRun] = []
+        for p in recorded.participants {
+            let run = try ParticipantRun(setup: ParticipantSetup(id: p.id, timeZone: p.timeZone), settings: runSettings,
+                                         source: recorded.source, report: report, output: output)
+            for change in recorded.prepare(&run.model, participant: p.id) {
+                _ = run.loop.schedule(at: change.at) { [unowned run] in
+                    run.notify(run.model.authorization.setStatus(change.sensor, change.status))
+                }
+            }
+            runs.append(run)
+        }
+        return runs
     }
 }

@@ -82,18 +82,30 @@ public enum LocalTime {
     /// Parses "YYYY-MM-DD" (local midnight in `tz`) or "YYYY-MM-DD HH:MM" / "YYYY-MM-DDTHH:MM[:SS]".
     public static func parse(_ text: String, _ tz: TimeZone) -> Double? {
         let parts = text.replacingOccurrences(of: "T", with: " ").split(separator: " ")
-        guard let datePart = parts.first else { return nil }
-        let ymd = datePart.split(separator: "-").compactMap { Int($0) }
-        guard ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
+        // Strict: every part a number, nothing after the time, and a day that exists
+        // ("2026-02-30" is an error, not March 2nd).
+        guard let datePart = parts.first, parts.count <= 2 else { return nil }
+        let ymdText = datePart.split(separator: "-", omittingEmptySubsequences: false)
+        let ymd = ymdText.compactMap { Int($0) }
+        guard ymdText.count == 3, ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
         var comps = DateComponents(year: ymd[0], month: ymd[1], day: ymd[2], hour: 0, minute: 0, second: 0)
         if parts.count > 1 {
-            let hms = parts[1].split(separator: ":").compactMap { Int($0) }
-            guard hms.count >= 2, (0..<24).contains(hms[0]), (0..<60).contains(hms[1]) else { return nil }
+            let hmsText = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+            let hms = hmsText.compactMap { Int($0) }
+            guard (2...3).contains(hmsText.count), hms.count == hmsText.count, (0..<24).contains(hms[0]), (0..<60).contains(hms[1]),
+                  hms.count == 2 || (0..<60).contains(hms[2]) else { return nil }
             comps.hour = hms[0]
             comps.minute = hms[1]
             comps.second = hms.count > 2 ? hms[2] : 0
         }
-        return calendar(tz).date(from: comps)?.timeIntervalSince1970
+        let cal = calendar(tz)
+        guard let date = cal.date(from: comps) else { return nil }
+        let back = cal.dateComponents([.year, .month, .day], from: date)
+        // A local time in a DST gap moves forward (possibly past midnight): compare the day before that.
+        let midnight = cal.date(from: DateComponents(year: ymd[0], month: ymd[1], day: ymd[2]))
+        let dayBack = midnight.map { cal.dateComponents([.year, .month, .day], from: $0) } ?? back
+        guard dayBack.year == ymd[0], dayBack.month == ymd[1], dayBack.day == ymd[2] else { return nil }
+        return date.timeIntervalSince1970
     }
 
     /// Parses a time as `parse` does, or study-relative as "day N HH:MM" (N counts local

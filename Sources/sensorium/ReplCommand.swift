@@ -194,7 +194,7 @@ final class ReplSession {
       :sensors           the sensor catalogue with this participant's authorization
       :status            devices, authorization and recording of this participant
       :report            the report tables so far
-      :help NAME         documentation of a function (e.g. :help reader:samples)
+      :help NAME         documentation of a function (e.g. :help reader:samples); :help api lists all
       :quit              leave (Ctrl-D also leaves)
     A chunk that is not complete continues on the next line (prompt >>).
     Ctrl-C stops a running chunk, or drops a half-typed one.
@@ -273,17 +273,14 @@ final class ReplSession {
     }
 }
 
-/// `:help NAME`: the API documentation entry, from docs/lua-api.md.
+/// `:help NAME`: the API documentation entry, from docs/lua-api.md; `:help api` lists every name.
 func helpText(_ name: String) -> String {
     guard let text = locateDocs().flatMap({ try? String(contentsOfFile: $0, encoding: .utf8) }) else {
         return "documentation not found (docs/lua-api.md beside the project)"
     }
     let entries = Documentation.parse(text)
-    guard let entry = Documentation.lookup(name, in: entries) else {
-        let close = entries.map(\.name).filter { $0.lowercased().contains(name.lowercased()) }.prefix(8)
-        return "no documentation for '\(name)'" + (close.isEmpty ? "" : "; see " + close.joined(separator: ", "))
-    }
-    return Documentation.render(entry)
+    if name == "api" || name == "index" { return Documentation.index(entries) }
+    return Documentation.help(name, in: entries)
 }
 
 /// docs/lua-api.md of the project ($SENSORIUM_DOCS, else beside the stdlib folder).

@@ -37,6 +37,12 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Write every report table as CSV and JSON into this folder.")
     var out: String?
 
+    @Option(help: "Replay a recorded study store (made by `sensorium import`) instead of simulating.")
+    var recording: String?
+
+    @Option(help: "With --recording: only this participant.")
+    var participant: String?
+
     @OptionGroup var lua: LuaOptions
 
     func run() throws {
@@ -47,6 +53,7 @@ struct RunCommand: ParsableCommand {
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(scriptDir))
         let studyFlags = scenario != nil || days != nil || participants != nil || start != nil || timezone != nil || out != nil
+            || recording != nil
         guard studyFlags || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
             return
@@ -58,6 +65,9 @@ struct RunCommand: ParsableCommand {
         options.start = start
         options.timeZone = timezone
         options.limits = lua.limits
+        if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
+        options.recordingPath = recording
+        options.recordingParticipant = participant
         let runner = StudyRunner(options: options)
         do {
             try runner.run { output.write($0) }
@@ -74,6 +84,7 @@ struct RunCommand: ParsableCommand {
             printError(error.report())
             throw ExitCode(1)
         }
+        for w in runner.warnings { printError("warning: " + w) }
         output.write(runner.report.renderText())
         output.flush()
         if let out {

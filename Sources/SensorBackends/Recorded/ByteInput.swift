@@ -1,0 +1,156 @@
+import CZlib
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where bytes come from: a plain file or a gzip-compressed one, read in blocks.
+protocol ByteSource: AnyObject {
+    /// Fills up to `count` bytes at `into`; 0 at the end.
+    func read(into: UnsafeMutableRawPointer, count: Int) throws -> Int
+    /// Bytes of the underlying file consumed so far (compressed bytes for gzip).
+    var fileBytesRead: Int64 { get }
+}
+
+final class FileSource: ByteSource {
+    let path: String
+    private let fd: Int32
+    private(set) var fileBytesRead: Int64 = 0
+
+    init(path: String) throws {
+        self.path = path
+        fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw ImportError(file: path, "cannot open: \(String(cString: strerror(errno)))") }
+    }
+
+    deinit { close(fd) }
+
+    func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        while true {
+            let n = Glibc.read(fd, p, count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ImportError(file: path, "read failed: \(String(cString: strerror(errno)))")
+            }
+            fileBytesRead += Int64(n)
+            return n
+        }
+    }
+}
+
+/// gzip through Debian's zlib; concatenated members are read as one stream. A file that
+/// ends inside a member is an error ("truncated"), never a silently short input.
+final class GzipSource: ByteSource {
+    let path: String
+    private let file: FileSource
+    private var stream = z_stream()
+    private let inBuf: UnsafeMutableRawPointer
+    private let inSize = 1 << 18
+    private var inputDone = false
+    private var memberEnded = true
+    private var started = false
+    var fileBytesRead: Int64 { file.fileBytesRead }
+
+    init(path: String) throws {
+        self.path = path
+        file = try FileSource(path: path)
+        inBuf = UnsafeMutableRawPointer.allocate(byteCount: inSize, alignment: 16)
+        let rc = inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard rc == Z_OK else { inBuf.deallocate(); throw ImportError(file: path, "zlib could not start (\(rc))") }
+    }
+
+    deinit {
+        inflateEnd(&stream)
+        inBuf.deallocate()
+    }
+
+    func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        stream.next_out = p.assumingMemoryBound(to: Bytef.self)
+        stream.avail_out = uInt(count)
+        while stream.avail_out > 0 {
+            if stream.avail_in == 0 && !inputDone {
+                let n = try file.read(into: inBuf, count: inSize)
+                if n == 0 { inputDone = true } else {
+                    stream.next_in = inBuf.assumingMemoryBound(to: Bytef.self)
+                    stream.avail_in = uInt(n)
+                }
+            }
+            if stream.avail_in == 0 && inputDone {
+                if !memberEnded || !started {
+                    if !started { throw ImportError(file: path, "empty file: expected gzip-compressed data") }
+                    throw ImportError(file: path, "truncated gzip file: the data ends after \(file.fileBytesRead) compressed bytes, inside the compressed stream (the download or copy was cut short)")
+                }
+                break
+            }
+            if memberEnded {
+                if started {
+                    // Another gzip member follows (or trailing garbage, which zlib rejects below).
+                    inflateReset(&stream)
+                }
+                memberEnded = false
+                started = true
+            }
+            let rc = inflate(&stream, Z_NO_FLUSH)
+            switch rc {
+            case Z_STREAM_END: memberEnded = true
+            case Z_OK: break
+            case Z_BUF_ERROR: if stream.avail_in != 0 { throw ImportError(file: path, "gzip data could not be decompressed") }
+            case Z_DATA_ERROR:
+                let msg = stream.msg.map { String(cString: $0) } ?? "invalid data"
+                throw ImportError(file: path, "not valid gzip data (\(msg)) near compressed byte \(file.fileBytesRead - Int64(stream.avail_in))")
+            default:
+                throw ImportError(file: path, "gzip decompression failed (zlib code \(rc))")
+            }
+        }
+        return count - Int(stream.avail_out)
+    }
+}
+
+/// Opens `path`, decompressing `.gz` files.
+func openByteSource(_ path: String) throws -> ByteSource {
+    path.hasSuffix(".gz") ? try GzipSource(path: path) : try FileSource(path: path)
+}
+
+/// A growable window over a byte source, for the parsers.
+final class ByteWindow {
+    let source: ByteSource
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private(set) var capacity: Int
+    /// Valid bytes are `base[start..<end]`.
+    var start = 0
+    var end = 0
+    private(set) var eof = false
+
+    init(_ source: ByteSource, capacity: Int = 1 << 20) {
+        self.source = source
+        self.capacity = capacity
+        base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + 1)
+    }
+
+    deinit { base.deallocate() }
+
+    /// Moves the unread bytes to the front and reads more; false at the end of input.
+    /// Grows the window when it is full of one unfinished item.
+    @discardableResult
+    func refill() throws -> Bool {
+        if eof { return false }
+        if start > 0 {
+            let n = end - start
+            if n > 0 { memmove(base, base + start, n) }
+            start = 0
+            end = n
+        }
+        if end == capacity {
+            let bigger = capacity * 2
+            let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: bigger + 1)
+            nb.update(from: base, count: end)
+            base.deallocate()
+            base = nb
+            capacity = bigger
+        }
+        let n = try source.read(into: base + end, count: capacity - end)
+        if n == 0 { eof = true; return false }
+        end += n
+        return true
+    }
+}

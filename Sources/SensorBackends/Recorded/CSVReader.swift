@@ -1,0 +1,383 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A streaming RFC 4180 reader over bytes: no per-row String, fields are byte ranges in
+/// the reader's window (valid until the next `nextRecord()`).
+final class CSVReader {
+    let path: String
+    let window: ByteWindow
+    /// 1-based line number where the current record starts.
+    private(set) var line = 0
+    private var nextLine = 1
+    /// Field i is `window.base[fieldStart[i]..<fieldEnd[i]]`; `fieldQuoted[i]` when it was
+    /// quoted (then `""` inside stands for `"`). Raw buffers: no per-field bookkeeping cost.
+    private(set) var fieldStart: UnsafeMutablePointer<Int>
+    private(set) var fieldEnd: UnsafeMutablePointer<Int>
+    private(set) var fieldQuoted: UnsafeMutablePointer<Bool>
+    private var fieldCapacity = 256
+    private(set) var fieldCount = 0
+
+    init(path: String, source: ByteSource) {
+        self.path = path
+        window = ByteWindow(source)
+        fieldStart = .allocate(capacity: 256)
+        fieldEnd = .allocate(capacity: 256)
+        fieldQuoted = .allocate(capacity: 256)
+    }
+
+    deinit {
+        fieldStart.deallocate()
+        fieldEnd.deallocate()
+        fieldQuoted.deallocate()
+    }
+
+    @inline(__always) private func addField(_ n: inout Int, _ s: Int, _ e: Int, _ q: Bool) {
+        if n == fieldCapacity { grow() }
+        fieldStart[n] = s
+        fieldEnd[n] = e
+        fieldQuoted[n] = q
+        n += 1
+    }
+
+    private func grow() {
+        let c = fieldCapacity * 2
+        let a = UnsafeMutablePointer<Int>.allocate(capacity: c), b = UnsafeMutablePointer<Int>.allocate(capacity: c)
+        let q = UnsafeMutablePointer<Bool>.allocate(capacity: c)
+        a.update(from: fieldStart, count: fieldCapacity)
+        b.update(from: fieldEnd, count: fieldCapacity)
+        q.update(from: fieldQuoted, count: fieldCapacity)
+        fieldStart.deallocate(); fieldEnd.deallocate(); fieldQuoted.deallocate()
+        fieldStart = a; fieldEnd = b; fieldQuoted = q
+        fieldCapacity = c
+    }
+
+    /// When set: the exact bytes (quotes included) the last field of most records holds.
+    /// A record whose text after its first `tailAfter` fields is exactly these bytes and a
+    /// line end takes them as its last field without scanning them (MyHeartCounts repeats
+    /// a long device description on every row).
+    var expectedTail: [UInt8] = []
+    var tailAfter = 0
+
+    /// Reads the next record; false at the end of input. Blank lines are skipped.
+    func nextRecord() throws -> Bool {
+        while true {
+            if try parseRecord() {
+                if fieldCount == 1 && fieldEnd[0] == fieldStart[0] && !fieldQuoted[0] { continue }
+                return true
+            }
+            return false
+        }
+    }
+
+    private func parseRecord() throws -> Bool {
+        while true {
+            var n = 0
+            fieldCount = 0
+            let w = window
+            if w.start >= w.end {
+                if !(try w.refill()) { return false }
+            }
+            let p = w.base
+            let end = w.end
+            var i = w.start
+            var newlines = 0
+            var complete = false
+            record: while true {
+                if n == tailAfter && n > 0 && !expectedTail.isEmpty {
+                    let k = expectedTail.count
+                    if i + k < end && p[i + k] == UInt8(ascii: "\n")
+                        && expectedTail.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p + i, k) == 0 }) {
+                        let quoted = p[i] == UInt8(ascii: "\"")
+                        addField(&n, quoted ? i + 1 : i, quoted ? i + k - 1 : i + k, quoted)
+                        i += k + 1
+                        complete = true
+                        break record
+                    }
+                }
+                // One field starting at i.
+                if i < end && p[i] == UInt8(ascii: "\"") {
+                    let s = i + 1
+                    var j = s
+                    var closed = false
+                    while j < end {
+                        // Jump to the next quote; count the line breaks skipped.
+                        if let q = memchr(p + j, Int32(UInt8(ascii: "\"")), end - j) {
+                            let qi = UnsafeMutablePointer<UInt8>(q.assumingMemoryBound(to: UInt8.self)) - p
+                            var k = j
+                            while let nl = memchr(p + k, 10, qi - k) {
+                                newlines += 1
+                                k = UnsafeMutablePointer<UInt8>(nl.assumingMemoryBound(to: UInt8.self)) - p + 1
+                            }
+                            j = qi
+                        } else {
+                            j = end
+                            break
+                        }
+                        let c = p[j]
+                        if c == UInt8(ascii: "\"") {
+                            if j + 1 < end && p[j + 1] == UInt8(ascii: "\"") { j += 2; continue }
+                            if j + 1 >= end && !w.eof { break }
+                            closed = true
+                            break
+                        }
+                        if c == UInt8(ascii: "\n") { newlines += 1 }
+                        j += 1
+                    }
+                    if !closed {
+                        if w.eof { throw ImportError(file: path, line: nextLine, "a quoted field is not closed: expected a closing '\"' before the end of the file") }
+                        break record
+                    }
+                    addField(&n, s, j, true)
+                    i = j + 1
+                    if i >= end { if w.eof { complete = true }; break record }
+                    let c = p[i]
+                    if c == UInt8(ascii: ",") { i += 1; continue record }
+                    if c == UInt8(ascii: "\n") { i += 1; complete = true; break record }
+                    if c == UInt8(ascii: "\r") {
+                        if i + 1 >= end && !w.eof { break record }
+                        i += (i + 1 < end && p[i + 1] == UInt8(ascii: "\n")) ? 2 : 1
+                        complete = true
+                        break record
+                    }
+                    throw ImportError(file: path, line: nextLine + newlines, field: "#\(n)",
+                                      "unexpected character after a closing quote: expected ',' or the end of the line")
+                } else {
+                    let s = i
+                    while i < end {
+                        let c = p[i]
+                        if c == UInt8(ascii: ",") || c == UInt8(ascii: "\n") { break }
+                        i += 1
+                    }
+                    if i >= end {
+                        if !w.eof { break record }
+                        var e = i
+                        if e > s && p[e - 1] == UInt8(ascii: "\r") { e -= 1 }
+                        addField(&n, s, e, false)
+                        complete = true
+                        break record
+                    }
+                    var e = i
+                    if p[i] == UInt8(ascii: "\n") && e > s && p[e - 1] == UInt8(ascii: "\r") { e -= 1 }
+                    addField(&n, s, e, false)
+                    if p[i] == UInt8(ascii: ",") { i += 1; continue record }
+                    i += 1
+                    complete = true
+                    break record
+                }
+            }
+            if complete {
+                fieldCount = n
+                w.start = i
+                line = nextLine
+                nextLine += 1 + newlines
+                return true
+            }
+            // The record runs past the window: read more and parse it again.
+            if !(try w.refill()) {
+                if w.start >= w.end { return false }
+            }
+        }
+    }
+
+    /// Fast path for the common record: `count` plain numbers (`-12.345`, no quotes, no
+    /// exponent, ≤ 15 significant digits), then exactly `expectedTail` and `\n`. Field
+    /// `intField` must be a plain whole number (also returned exactly in `intValue`).
+    /// Returns false, consuming nothing, for any other record: the caller then reads it
+    /// with `nextRecord()`, which handles everything (and reports errors).
+    @inline(__always)
+    func fastNumericRecord(_ count: Int, _ values: UnsafeMutablePointer<Double>, intField: Int, _ intValue: inout Int64) -> Bool {
+        let w = window
+        let p = w.base
+        let end = w.end
+        var i = w.start
+        let k = expectedTail.count
+        guard k > 0, tailAfter == count else { return false }
+        for f in 0..<count {
+            var negative = false
+            if i < end && p[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+            var m: UInt64 = 0
+            var digits = 0
+            var frac = 0
+            var dot = false
+            while i < end {
+                let c = p[i]
+                let d = c &- 48
+                if d < 10 {
+                    m = m &* 10 &+ UInt64(d)
+                    digits += 1
+                    if dot { frac += 1 }
+                } else if c == UInt8(ascii: ".") && !dot && f != intField {
+                    dot = true
+                } else {
+                    break
+                }
+                i += 1
+            }
+            guard i < end, p[i] == UInt8(ascii: ","), digits > 0, digits <= 15 else { return false }
+            i += 1
+            if f == intField {
+                guard !negative else { return false }
+                intValue = Int64(m)
+                values[f] = Double(m)
+            } else {
+                var v = Double(m)
+                if frac > 0 { v /= NumberParser.exact[frac] }
+                values[f] = negative ? -v : v
+            }
+        }
+        guard i + k < end, p[i + k] == UInt8(ascii: "\n"),
+              expectedTail.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p + i, k) == 0 }) else { return false }
+        w.start = i + k + 1
+        line = nextLine
+        nextLine += 1
+        fieldCount = 0
+        return true
+    }
+
+    // MARK: Field access
+
+    @inline(__always) func isEmpty(_ i: Int) -> Bool { fieldEnd[i] == fieldStart[i] && !fieldQuoted[i] }
+
+    /// The field as text (quotes undone).
+    func string(_ i: Int) -> String {
+        let s = fieldStart[i], e = fieldEnd[i]
+        let buf = UnsafeBufferPointer(start: window.base + s, count: e - s)
+        var text = String(decoding: buf, as: UTF8.self)
+        if fieldQuoted[i] && text.contains("\"\"") { text = text.replacingOccurrences(of: "\"\"", with: "\"") }
+        return text
+    }
+
+    /// The raw bytes of field i.
+    @inline(__always) func bytes(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: window.base + fieldStart[i], count: fieldEnd[i] - fieldStart[i])
+    }
+
+    /// Progress: bytes of the file consumed.
+    var fileBytesRead: Int64 { window.source.fileBytesRead }
+}
+
+/// Number parsing over bytes, without Strings.
+enum NumberParser {
+    static let exact: [Double] = (0...22).map { Foundation.pow(10.0, Double($0)) }
+
+    /// A decimal number (`-12.5`, `1.5e-3`, `nan`, `inf`); nil when the bytes are not one.
+    /// Exact (correctly rounded): a fast path for ≤ 15 significant digits, `strtod` otherwise.
+    @inline(__always)
+    static func double(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        let n = b.count
+        guard n > 0, let p = b.baseAddress else { return nil }
+        var i = 0
+        var negative = false
+        if p[0] == UInt8(ascii: "-") { negative = true; i = 1 } else if p[0] == UInt8(ascii: "+") { i = 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var sigDigits = 0
+        var fracDigits = 0
+        var sawDot = false
+        while i < n {
+            let c = p[i]
+            let d = c &- UInt8(ascii: "0")
+            if d < 10 {
+                if mantissa == 0 && d == 0 {
+                    // leading zeros are not significant
+                } else {
+                    sigDigits += 1
+                }
+                if sigDigits <= 19 { mantissa = mantissa &* 10 &+ UInt64(d) } else { return slow(b) }
+                digits += 1
+                if sawDot { fracDigits += 1 }
+            } else if c == UInt8(ascii: ".") && !sawDot {
+                sawDot = true
+            } else {
+                break
+            }
+            i += 1
+        }
+        guard digits > 0 else { return special(b) }
+        var exp10 = -fracDigits
+        if i < n {
+            let c = p[i]
+            guard c == UInt8(ascii: "e") || c == UInt8(ascii: "E") else { return nil }
+            i += 1
+            var eneg = false
+            if i < n && (p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+")) { eneg = p[i] == UInt8(ascii: "-"); i += 1 }
+            var e = 0
+            var edigits = 0
+            while i < n {
+                let d = p[i] &- UInt8(ascii: "0")
+                guard d < 10 else { return nil }
+                if e < 100_000 { e = e * 10 + Int(d) }
+                edigits += 1
+                i += 1
+            }
+            guard edigits > 0 else { return nil }
+            exp10 += eneg ? -e : e
+        }
+        if sigDigits <= 15 && mantissa < (1 << 53) && exp10 >= -22 && exp10 <= 22 {
+            var v = Double(mantissa)
+            if exp10 < 0 { v /= exact[-exp10] } else if exp10 > 0 { v *= exact[exp10] }
+            return negative ? -v : v
+        }
+        if mantissa == 0 { return negative ? -0.0 : 0.0 }
+        return slow(b)
+    }
+
+    private static func special(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        let s = String(decoding: b, as: UTF8.self).lowercased()
+        switch s {
+        case "nan", "+nan", "-nan": return .nan
+        case "inf", "+inf", "infinity", "+infinity": return .infinity
+        case "-inf", "-infinity": return -.infinity
+        default: return nil
+        }
+    }
+
+    private static func slow(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        // Validate the shape first: strtod accepts more (hex, leading spaces) than we do.
+        let n = b.count
+        guard n < 512, let p = b.baseAddress else { return nil }
+        var i = 0
+        while i < n {
+            let c = p[i]
+            if !((c >= 48 && c <= 57) || c == 46 || c == 101 || c == 69 || c == 45 || c == 43) { return nil }
+            i += 1
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: n + 1) { tmp -> Double? in
+            let t = tmp.baseAddress!
+            UnsafeMutableRawPointer(t).copyMemory(from: p, byteCount: n)
+            t[n] = 0
+            var endp: UnsafeMutablePointer<CChar>? = nil
+            let v = strtod(t, &endp)
+            guard let e = endp, e - t == n else { return nil }
+            return v
+        }
+    }
+
+    /// A whole number (optionally signed); values above Int64.max up to UInt64.max keep their bit pattern.
+    @inline(__always)
+    static func int(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let n = b.count
+        guard n > 0, let p = b.baseAddress else { return nil }
+        var i = 0
+        var negative = false
+        if p[0] == UInt8(ascii: "-") { negative = true; i = 1 } else if p[0] == UInt8(ascii: "+") { i = 1 }
+        guard i < n else { return nil }
+        var v: UInt64 = 0
+        while i < n {
+            let d = p[i] &- UInt8(ascii: "0")
+            guard d < 10 else { return nil }
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(d))
+            if o1 || o2 { return nil }
+            v = a
+            i += 1
+        }
+        if negative {
+            guard v <= UInt64(Int64.max) + 1 else { return nil }
+            return v == UInt64(Int64.max) + 1 ? Int64.min : -Int64(v)
+        }
+        return Int64(bitPattern: v)
+    }
+}

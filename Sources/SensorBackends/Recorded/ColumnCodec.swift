@@ -1,0 +1,343 @@
+import Foundation
+import SensorKitModel
+
+// Column blobs of the recorded store: one BLOB per column per chunk.
+//
+// Every blob starts with a one-byte encoding tag; all numbers are little-endian.
+// - double: 0 raw Float64s · 1 decimal-scaled (byte d, then zigzag varint deltas of
+//   round(v·10^d), used only when every value comes back bit-exact) · 2 constant (one Float64)
+// - int: 0 zigzag varint deltas · 2 constant (one Int64)
+// - bool: 0 one byte per value
+// - string: 0 varint length + UTF-8 per value · 1 dictionary (varint n, n strings, varint index per value)
+// - value: 0 one `FieldValue` per value in the binary form below
+// Presence masks are a separate BLOB of one byte per row (NULL when every value is present).
+
+enum ColumnCodec {
+    // MARK: Writing
+
+    static func encode(_ data: ColumnData) -> [UInt8] {
+        var w = ByteWriter()
+        switch data {
+        case .double(let v): encodeDoubles(v, into: &w)
+        case .int(let v): encodeInts(v, into: &w)
+        case .bool(let v):
+            w.bytes.reserveCapacity(v.count + 1)
+            w.byte(0)
+            for b in v { w.byte(b ? 1 : 0) }
+        case .string(let v): encodeStrings(v, into: &w)
+        case .value(let v):
+            w.byte(0)
+            for x in v { encodeValue(x, into: &w) }
+        }
+        return w.bytes
+    }
+
+    static func encodeDoubles(_ v: [Double], into w: inout ByteWriter) {
+        if let first = v.first, v.allSatisfy({ $0.bitPattern == first.bitPattern }) {
+            w.byte(2)
+            w.u64(first.bitPattern)
+            return
+        }
+        if let d = decimalScale(v) {
+            var out = ByteWriter()
+            out.bytes.reserveCapacity(v.count * 3 + 2)
+            out.byte(1)
+            out.byte(UInt8(d))
+            let scale = pow10[d]
+            var prev: Int64 = 0
+            var ok = true
+            for x in v {
+                let m = (x * scale).rounded(.toNearestOrEven)
+                guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != (-0.0).bitPattern else { ok = false; break }
+                let i = Int64(m)
+                out.zigzag(i &- prev)
+                prev = i
+            }
+            if ok && out.bytes.count < v.count * 8 {
+                w.bytes.append(contentsOf: out.bytes)
+                return
+            }
+        }
+        w.bytes.reserveCapacity(v.count * 8 + 1)
+        w.byte(0)
+        v.withUnsafeBytes { w.bytes.append(contentsOf: $0) }
+    }
+
+    static let pow10: [Double] = (0...15).map { Foundation.pow(10.0, Double($0)) }
+
+    /// The smallest number of decimals d ≤ 9 with which sampled values come back exactly, if any.
+    static func decimalScale(_ v: [Double]) -> Int? {
+        guard v.count >= 8 else { return nil }
+        var need = 0
+        let step = max(1, v.count / 64)
+        var i = 0
+        while i < v.count {
+            let x = v[i]
+            guard x.isFinite, abs(x) < 1e15, x.bitPattern != (-0.0).bitPattern else { return nil }
+            var found = -1
+            var d = need
+            while d <= 9 {
+                let s = pow10[d]
+                let m = (x * s).rounded(.toNearestOrEven)
+                if abs(m) < 9.0e15 && (m / s).bitPattern == x.bitPattern { found = d; break }
+                d += 1
+            }
+            if found < 0 { return nil }
+            need = max(need, found)
+            i += step
+        }
+        return need
+    }
+
+    static func encodeInts(_ v: [Int64], into w: inout ByteWriter) {
+        if let first = v.first, v.count > 1, v.allSatisfy({ $0 == first }) {
+            w.byte(2)
+            w.u64(UInt64(bitPattern: first))
+            return
+        }
+        w.bytes.reserveCapacity(v.count * 2 + 1)
+        w.byte(0)
+        var prev: Int64 = 0
+        for x in v {
+            w.zigzag(x &- prev)
+            prev = x
+        }
+    }
+
+    static func encodeStrings(_ v: [String], into w: inout ByteWriter) {
+        var index: [String: Int] = [:]
+        var distinct: [String] = []
+        for s in v where index[s] == nil {
+            index[s] = distinct.count
+            distinct.append(s)
+            if distinct.count > v.count / 2 + 1 { break }
+        }
+        if distinct.count <= v.count / 2 + 1 && v.count > 2 {
+            w.byte(1)
+            w.varint(UInt64(distinct.count))
+            for s in distinct { w.string(s) }
+            for s in v { w.varint(UInt64(index[s]!)) }
+        } else {
+            w.byte(0)
+            for s in v { w.string(s) }
+        }
+    }
+
+    // FieldValue binary form: tag byte 0 null, 1 false, 2 true, 3 int (zigzag varint),
+    // 4 double (Float64), 5 string (varint length + UTF-8), 6 array (varint count + items),
+    // 7 object (varint count + (key string, value) pairs, in order).
+    static func encodeValue(_ v: FieldValue, into w: inout ByteWriter) {
+        switch v {
+        case .null: w.byte(0)
+        case .bool(let b): w.byte(b ? 2 : 1)
+        case .int(let i): w.byte(3); w.zigzag(i)
+        case .double(let d): w.byte(4); w.u64(d.bitPattern)
+        case .string(let s): w.byte(5); w.string(s)
+        case .array(let a):
+            w.byte(6)
+            w.varint(UInt64(a.count))
+            for x in a { encodeValue(x, into: &w) }
+        case .object(let o):
+            w.byte(7)
+            w.varint(UInt64(o.count))
+            for (k, x) in o { w.string(k); encodeValue(x, into: &w) }
+        }
+    }
+
+    static func encodePresent(_ present: [Bool]?) -> [UInt8]? {
+        guard let p = present, p.contains(false) else { return nil }
+        return p.map { $0 ? 1 : 0 }
+    }
+
+    // MARK: Reading
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, kind: ColumnKind, count n: Int) throws -> ColumnData {
+        var r = ByteReader(bytes)
+        let tag = try r.byte()
+        switch kind {
+        case .double:
+            switch tag {
+            case 0:
+                guard r.remaining == n * 8 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes") }
+                let out = [Double](unsafeUninitializedCapacity: n) { buf, done in
+                    if n > 0 { UnsafeMutableRawBufferPointer(buf).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[1...])) }
+                    done = n
+                }
+                return .double(out)
+            case 1:
+                let d = Int(try r.byte())
+                guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
+                let scale = pow10[d]
+                var prev: Int64 = 0
+                var out = [Double]()
+                out.reserveCapacity(n)
+                for _ in 0..<n {
+                    prev = prev &+ (try r.zigzag())
+                    out.append(Double(prev) / scale)
+                }
+                return .double(out)
+            case 2:
+                return .double([Double](repeating: Double(bitPattern: try r.u64()), count: n))
+            default: throw StoreCorruption("unknown double encoding \(tag)")
+            }
+        case .int:
+            switch tag {
+            case 0:
+                var prev: Int64 = 0
+                var out = [Int64]()
+                out.reserveCapacity(n)
+                for _ in 0..<n {
+                    prev = prev &+ (try r.zigzag())
+                    out.append(prev)
+                }
+                return .int(out)
+            case 2:
+                return .int([Int64](repeating: Int64(bitPattern: try r.u64()), count: n))
+            default: throw StoreCorruption("unknown int encoding \(tag)")
+            }
+        case .bool:
+            var out = [Bool]()
+            out.reserveCapacity(n)
+            for _ in 0..<n { out.append(try r.byte() != 0) }
+            return .bool(out)
+        case .string:
+            var out = [String]()
+            out.reserveCapacity(n)
+            if tag == 1 {
+                let k = Int(try r.varint())
+                var dict: [String] = []
+                for _ in 0..<k { dict.append(try r.string()) }
+                for _ in 0..<n {
+                    let i = Int(try r.varint())
+                    guard i < dict.count else { throw StoreCorruption("string index out of range") }
+                    out.append(dict[i])
+                }
+            } else {
+                for _ in 0..<n { out.append(try r.string()) }
+            }
+            return .string(out)
+        case .value:
+            var out = [FieldValue]()
+            out.reserveCapacity(n)
+            for _ in 0..<n { out.append(try decodeValue(&r)) }
+            return .value(out)
+        }
+    }
+
+    static func decodeValue(_ r: inout ByteReader, depth: Int = 0) throws -> FieldValue {
+        guard depth < 64 else { throw StoreCorruption("value nested too deeply") }
+        switch try r.byte() {
+        case 0: return .null
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3: return .int(try r.zigzag())
+        case 4: return .double(Double(bitPattern: try r.u64()))
+        case 5: return .string(try r.string())
+        case 6:
+            let k = Int(try r.varint())
+            var a: [FieldValue] = []
+            a.reserveCapacity(min(k, 1 << 16))
+            for _ in 0..<k { a.append(try decodeValue(&r, depth: depth + 1)) }
+            return .array(a)
+        case 7:
+            let k = Int(try r.varint())
+            var o: [(String, FieldValue)] = []
+            for _ in 0..<k { o.append((try r.string(), try decodeValue(&r, depth: depth + 1))) }
+            return .object(o)
+        case let t: throw StoreCorruption("unknown value tag \(t)")
+        }
+    }
+
+    static func decodeDoubles(_ bytes: UnsafeRawBufferPointer, count n: Int) throws -> [Double] {
+        guard case .double(let v) = try decode(bytes, kind: .double, count: n) else { return [] }
+        return v
+    }
+}
+
+/// A store whose bytes do not decode: names what was wrong.
+public struct StoreCorruption: Error, CustomStringConvertible {
+    public var message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { "corrupt recorded store: \(message)" }
+}
+
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    @inline(__always) mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    @inline(__always) mutating func u64(_ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    @inline(__always) mutating func varint(_ v: UInt64) {
+        var x = v
+        while x >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: x) | 0x80)
+            x >>= 7
+        }
+        bytes.append(UInt8(x))
+    }
+
+    @inline(__always) mutating func zigzag(_ v: Int64) {
+        varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
+    }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { u in
+            varint(UInt64(u.count))
+            bytes.append(contentsOf: u)
+        }
+    }
+}
+
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+    var remaining: Int { base.count - offset }
+
+    @inline(__always) mutating func byte() throws -> UInt8 {
+        guard offset < base.count else { throw StoreCorruption("blob ends early") }
+        defer { offset += 1 }
+        return base[offset]
+    }
+
+    mutating func u64() throws -> UInt64 {
+        guard offset + 8 <= base.count else { throw StoreCorruption("blob ends early") }
+        var v: UInt64 = 0
+        withUnsafeMutableBytes(of: &v) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: base[offset..<offset + 8])) }
+        offset += 8
+        return UInt64(littleEndian: v)
+    }
+
+    @inline(__always) mutating func varint() throws -> UInt64 {
+        var shift: UInt64 = 0
+        var out: UInt64 = 0
+        while true {
+            guard offset < base.count else { throw StoreCorruption("blob ends early") }
+            let b = base[offset]
+            offset += 1
+            out |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return out }
+            shift += 7
+            if shift > 63 { throw StoreCorruption("varint too long") }
+        }
+    }
+
+    @inline(__always) mutating func zigzag() throws -> Int64 {
+        let u = try varint()
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
+    }
+
+    mutating func string() throws -> String {
+        let n = Int(try varint())
+        guard n <= remaining else { throw StoreCorruption("string runs past the blob") }
+        let s = String(decoding: UnsafeRawBufferPointer(rebasing: base[offset..<offset + n]), as: UTF8.self)
+        offset += n
+        return s
+    }
+}

@@ -1,0 +1,508 @@
+import Foundation
+import SensorKitModel
+
+/// Sensorium's own recorded-study format (docs/native-format.md): a folder with
+/// `manifest.json` (participants, time zones, devices, recording intervals, authorization
+/// timeline, deletion records, the list of sample files) and one CSV file per
+/// (participant, device, sensor) holding `writeTime`, `time` and the sensor's columns.
+public enum NativeFormat {
+    public static let formatName = "sensorium-native"
+    public static let version = 1
+
+    /// What to write besides the samples.
+    public struct Study: Sendable {
+        public struct Participant: Sendable {
+            public var id: String
+            public var timeZone: String
+            public var recording: [RecordingInterval]
+            public var authorization: [AuthorizationChange]
+            public var deletions: [DeletionEvent]
+
+            public init(id: String, timeZone: String, recording: [RecordingInterval] = [],
+                        authorization: [AuthorizationChange] = [], deletions: [DeletionEvent] = []) {
+                self.id = id
+                self.timeZone = timeZone
+                self.recording = recording
+                self.authorization = authorization
+                self.deletions = deletions
+            }
+        }
+
+        /// Write-time span `(start, end]` (Unix seconds) of the samples to write.
+        public var start: Double
+        public var end: Double
+        public var participants: [Participant]
+        /// Sensors to write (default: every sensor of the catalogue).
+        public var sensors: [Sensor]
+
+        public init(start: Double, end: Double, participants: [Participant], sensors: [Sensor] = Sensor.allCases) {
+            self.start = start
+            self.end = end
+            self.participants = participants
+            self.sensors = sensors
+        }
+    }
+
+    /// Rows written per stream.
+    public struct ExportStats: Sendable {
+        public var files = 0
+        public var rows = 0
+    }
+
+    // MARK: Export
+
+    /// Writes `study` with the samples `source` answers, in write-time pieces of at most an
+    /// hour, into `directory` (created if needed). Streams without rows get no file. A
+    /// recording interval list left empty is written as "recorded over the whole span".
+    @discardableResult
+    public static func export(_ study: Study, source: any SampleSource, to directory: URL,
+                              progress: ((String) -> Void)? = nil) throws -> ExportStats {
+        let fm = FileManager.default
+        try fm.createDirectory(at: directory, withIntermediateDirectories: true)
+        var stats = ExportStats()
+        var participantsJSON: [FieldValue] = []
+        for p in study.participants {
+            let devices = source.devices(participant: p.id)
+            var deviceIDs: [SRDevice: String] = [:]
+            var devicesJSON: [FieldValue] = []
+            for d in devices {
+                var id = d.kind.rawValue
+                var k = 2
+                while deviceIDs.values.contains(id) { id = "\(d.kind.rawValue)-\(k)"; k += 1 }
+                deviceIDs[d] = id
+                devicesJSON.append(.object([
+                    ("id", .string(id)), ("kind", .string(d.kind.rawValue)), ("name", .string(d.name)), ("model", .string(d.model)),
+                    ("systemName", .string(d.systemName)), ("systemVersion", .string(d.systemVersion)),
+                    ("productType", .string(d.productType)),
+                ]))
+            }
+            var streamsJSON: [FieldValue] = []
+            var written: [Sensor] = []
+            for d in devices {
+                for sensor in study.sensors where sensor.deviceKinds.contains(d.kind) {
+                    let rel = "\(safeName(p.id))/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
+                    progress?(rel)
+                    let url = directory.appendingPathComponent(rel)
+                    let rows = try writeStream(source: source, participant: p.id, device: d, sensor: sensor,
+                                               start: study.start, end: study.end, to: url)
+                    guard rows > 0 else { continue }
+                    stats.files += 1
+                    stats.rows += rows
+                    if !written.contains(sensor) { written.append(sensor) }
+                    streamsJSON.append(.object([("sensor", .string(sensor.rawValue)), ("device", .string(deviceIDs[d]!)),
+                                                ("file", .string(rel)), ("rows", .int(Int64(rows)))]))
+                }
+            }
+            let recording = p.recording.isEmpty
+                ? written.map { RecordingInterval(sensor: $0, after: study.start, through: study.end) } : p.recording
+            func dev(_ d: SRDevice?) -> FieldValue { d.flatMap { deviceIDs[$0] }.map { .string($0) } ?? .null }
+            participantsJSON.append(.object([
+                ("id", .string(p.id)),
+                ("timeZone", .string(p.timeZone)),
+                ("devices", .array(devicesJSON)),
+                ("recording", .array(recording.map { r in .object([
+                    ("sensor", .string(r.sensor.rawValue)), ("device", dev(r.device)), ("after", .double(r.after)),
+                    ("through", .double(r.through)), ("stakeholder", .string(r.stakeholder)),
+                ]) })),
+                ("authorization", .array(p.authorization.map { a in .object([
+                    ("sensor", .string(a.sensor.rawValue)), ("at", .double(a.at)), ("status", .string(a.status.name)),
+                ]) })),
+                ("deletions", .array(p.deletions.map { e in .object([
+                    ("sensor", .string(e.sensor.rawValue)), ("device", dev(e.device)), ("after", .double(e.range.after)),
+                    ("through", .double(e.range.through)), ("at", .double(e.at)), ("reason", .string(e.reason.name)),
+                ]) })),
+                ("streams", .array(streamsJSON)),
+            ]))
+        }
+        let manifest = FieldValue.object([
+            ("format", .string(formatName)), ("version", .int(Int64(version))),
+            ("span", .object([("start", .double(study.start)), ("end", .double(study.end))])),
+            ("participants", .array(participantsJSON)),
+        ])
+        var text = ""
+        JSONWriter.write(manifest, into: &text)
+        try (text + "\n").write(to: directory.appendingPathComponent("manifest.json"), atomically: true, encoding: .utf8)
+        return stats
+    }
+
+    static func safeName(_ id: String) -> String {
+        String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+    }
+
+    private static func writeStream(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
+                                     start: Double, end: Double, to url: URL) throws -> Int {
+        let fields = sensor.info.columnFields
+        var out = FileOutput()
+        var rows = 0
+        let piece = (sensor.info.cadence.nominalPeriod ?? 60) < 5 ? 3_600.0 : 86_400.0
+        var t = start
+        while t < end {
+            let hi = min(end, t + piece)
+            let b = source.samples(participant: participant, sensor: sensor, device: device, writtenAfter: t, through: hi)
+            t = hi
+            guard b.count > 0 else { continue }
+            if rows == 0 {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try out.open(url.path)
+                out.append("writeTime,time")
+                for f in fields { out.append(","); out.append(f.name) }
+                out.append("\n")
+            }
+            let cols = fields.map { f in b.column(f.name) }
+            for r in 0..<b.count {
+                out.appendDouble(b.writeTimes[r])
+                out.append(",")
+                if !b.times[r].isNaN { out.appendDouble(b.times[r]) }
+                for c in cols {
+                    out.append(",")
+                    guard let c, c.present?[r] ?? true else { continue }
+                    switch c.data {
+                    case .double(let v): out.appendDouble(v[r])
+                    case .int(let v): out.append(String(v[r]))
+                    case .bool(let v): out.append(v[r] ? "true" : "false")
+                    case .string(let v): out.appendCSV(v[r], alwaysQuoteEmpty: true)
+                    case .value(let v):
+                        var s = ""
+                        JSONWriter.write(v[r], into: &s)
+                        out.appendCSV(s, alwaysQuoteEmpty: true)
+                    }
+                }
+                out.append("\n")
+                try out.flushIfLarge()
+            }
+            rows += b.count
+        }
+        if rows > 0 { try out.close() }
+        return rows
+    }
+
+    // MARK: Import
+
+    /// Imports a native folder (or its manifest.json) into `session`.
+    static func importFolder(_ path: String, session: ImportSession, participantFilter: String?, progress: ImportProgress?) throws {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw ImportError(file: path, "no such file or folder")
+        }
+        let dir = isDir.boolValue ? URL(fileURLWithPath: path) : URL(fileURLWithPath: path).deletingLastPathComponent()
+        let manifestPath = dir.appendingPathComponent("manifest.json").path
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            throw ImportError(file: manifestPath, "missing: a native Sensorium folder holds manifest.json (see docs/native-format.md)")
+        }
+        let reader = JSONReader(file: manifestPath, source: try FileSource(path: manifestPath))
+        let manifest = try reader.value()
+        session.stats.files += 1
+        func fail(_ jsonPath: String, _ message: String) -> ImportError {
+            ImportError(file: manifestPath, jsonPath: jsonPath, message)
+        }
+        guard case .object(let top) = manifest else { throw fail("$", "expected an object") }
+        let topMap = Dictionary(top, uniquingKeysWith: { a, _ in a })
+        guard topMap["format"] == .string(formatName) else {
+            throw fail("$.format", "expected \"\(formatName)\", found \(topMap["format"].map(describe) ?? "nothing")")
+        }
+        guard case .int(let v)? = topMap["version"], v == 1 else {
+            throw fail("$.version", "expected 1 (this Sensorium reads version 1), found \(topMap["version"].map(describe) ?? "nothing")")
+        }
+        if case .object(let span)? = topMap["span"] {
+            let m = Dictionary(span, uniquingKeysWith: { a, _ in a })
+            if let s = m["start"]?.number { try session.setMeta("spanStart", "\(s)") }
+            if let e = m["end"]?.number { try session.setMeta("spanEnd", "\(e)") }
+        }
+        guard case .array(let people)? = topMap["participants"] else { throw fail("$.participants", "expected an array of participants") }
+        var matched = false
+        for (pi, pv) in people.enumerated() {
+            let pp = "$.participants[\(pi)]"
+            guard case .object(let po) = pv else { throw fail(pp, "expected an object") }
+            let m = Dictionary(po, uniquingKeysWith: { a, _ in a })
+            guard case .string(let id)? = m["id"], !id.isEmpty else { throw fail(pp + ".id", "expected a participant id (a non-empty string)") }
+            if let only = participantFilter, only != id { continue }
+            matched = true
+            guard case .string(let zone)? = m["timeZone"], TimeZone(identifier: zone) != nil else {
+                throw fail(pp + ".timeZone", "expected an IANA time zone such as \"Europe/Berlin\", found \(m["timeZone"].map(describe) ?? "nothing")")
+            }
+            try session.addParticipant(RecordedParticipant(id: id, timeZone: zone))
+            var devices: [String: SRDevice] = [:]
+            for (di, dv) in (m["devices"]?.arrayItems ?? []).enumerated() {
+                let dp = "\(pp).devices[\(di)]"
+                guard case .object(let dobj) = dv else { throw fail(dp, "expected an object") }
+                let dm = Dictionary(dobj, uniquingKeysWith: { a, _ in a })
+                func str(_ k: String) throws -> String {
+                    guard case .string(let s)? = dm[k] else { throw fail("\(dp).\(k)", "expected a string") }
+                    return s
+                }
+                guard let kind = DeviceKind(rawValue: try str("kind")) else { throw fail("\(dp).kind", "expected \"phone\" or \"watch\"") }
+                let d = SRDevice(name: try str("name"), model: try str("model"), systemName: try str("systemName"),
+                                 systemVersion: try str("systemVersion"), productType: try str("productType"), kind: kind)
+                devices[try str("id")] = d
+                try session.addDevice(participant: id, d)
+            }
+            func device(_ v: FieldValue?, _ path: String) throws -> SRDevice? {
+                switch v {
+                case nil, .null?: return nil
+                case .string(let s)?:
+                    guard let d = devices[s] else { throw fail(path, "unknown device id '\(s)' (devices: \(devices.keys.sorted().joined(separator: ", ")))") }
+                    return d
+                default: throw fail(path, "expected a device id or null")
+                }
+            }
+            func sensor(_ v: FieldValue?, _ path: String) throws -> Sensor {
+                guard case .string(let s)? = v else { throw fail(path, "expected a sensor name") }
+                switch SensorCatalogue.sensor(named: s) {
+                case .success(let x): return x
+                case .failure(let e): throw fail(path, "\(e)")
+                }
+            }
+            func number(_ v: FieldValue?, _ path: String, date: Bool = true) throws -> Double {
+                guard let x = v?.number else { throw fail(path, "expected a number (seconds since 1970)") }
+                if date, x.isFinite, let problem = Plausible.problem(x) { throw fail(path, problem) }
+                return x
+            }
+            for (i, rv) in (m["recording"]?.arrayItems ?? []).enumerated() {
+                let rp = "\(pp).recording[\(i)]"
+                guard case .object(let ro) = rv else { throw fail(rp, "expected an object") }
+                let rm = Dictionary(ro, uniquingKeysWith: { a, _ in a })
+                var stakeholder = "studyApp"
+                if case .string(let s)? = rm["stakeholder"] { stakeholder = s }
+                try session.addRecordingInterval(participant: id, RecordingInterval(
+                    sensor: try sensor(rm["sensor"], rp + ".sensor"), device: try device(rm["device"], rp + ".device"),
+                    after: try number(rm["after"], rp + ".after"), through: try number(rm["through"], rp + ".through"),
+                    stakeholder: stakeholder))
+            }
+            for (i, av) in (m["authorization"]?.arrayItems ?? []).enumerated() {
+                let ap = "\(pp).authorization[\(i)]"
+                guard case .object(let ao) = av else { throw fail(ap, "expected an object") }
+                let am = Dictionary(ao, uniquingKeysWith: { a, _ in a })
+                guard case .string(let st)? = am["status"], let status = SRAuthorizationStatus(name: st) else {
+                    throw fail(ap + ".status", "expected one of \(SRAuthorizationStatus.allCases.map(\.name).joined(separator: ", "))")
+                }
+                try session.addAuthorization(participant: id, AuthorizationChange(
+                    sensor: try sensor(am["sensor"], ap + ".sensor"), at: try number(am["at"], ap + ".at"), status: status))
+            }
+            for (i, ev) in (m["deletions"]?.arrayItems ?? []).enumerated() {
+                let ep = "\(pp).deletions[\(i)]"
+                guard case .object(let eo) = ev else { throw fail(ep, "expected an object") }
+                let em = Dictionary(eo, uniquingKeysWith: { a, _ in a })
+                guard case .string(let rs)? = em["reason"], let reason = SRDeletionReason(name: rs) else {
+                    throw fail(ep + ".reason", "expected one of \(SRDeletionReason.allCases.map(\.name).joined(separator: ", "))")
+                }
+                try session.addDeletion(participant: id, DeletionEvent(
+                    sensor: try sensor(em["sensor"], ep + ".sensor"), device: try device(em["device"], ep + ".device"),
+                    range: TimeRange(after: try number(em["after"], ep + ".after", date: false),
+                                     through: try number(em["through"], ep + ".through", date: false)),
+                    at: try number(em["at"], ep + ".at"), reason: reason))
+            }
+            for (i, sv) in (m["streams"]?.arrayItems ?? []).enumerated() {
+                let sp = "\(pp).streams[\(i)]"
+                guard case .object(let so) = sv else { throw fail(sp, "expected an object") }
+                let sm = Dictionary(so, uniquingKeysWith: { a, _ in a })
+                let s = try sensor(sm["sensor"], sp + ".sensor")
+                guard let d = try device(sm["device"], sp + ".device") else { throw fail(sp + ".device", "expected a device id") }
+                guard s.deviceKinds.contains(d.kind) else {
+                    throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (§3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
+                }
+                guard case .string(let file)? = sm["file"] else { throw fail(sp + ".file", "expected a file path relative to the folder") }
+                try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,
+                              session: session, progress: progress)
+            }
+            try session.flushAll()
+        }
+        if let only = participantFilter, !matched {
+            throw ImportError(file: manifestPath, jsonPath: "$.participants", "no participant '\(only)' (participants: \(people.compactMap { $0.objectValue?["id"]?.stringValue }.joined(separator: ", ")))")
+        }
+    }
+
+    private static func describe(_ v: FieldValue) -> String {
+        var s = ""
+        JSONWriter.write(v, into: &s)
+        return s.count > 60 ? String(s.prefix(60)) + "…" : s
+    }
+
+    /// One sample file: header `writeTime,time,<columns>`; see docs/native-format.md.
+    static func importCSV(_ path: String, participant: String, device: SRDevice, sensor: Sensor,
+                          session: ImportSession, progress: ImportProgress?) throws {
+        let csv = CSVReader(path: path, source: try openByteSource(path))
+        progress?.beginFile(path)
+        session.stats.files += 1
+        guard try csv.nextRecord() else { throw ImportError(file: path, line: 1, "empty file: expected the header line writeTime,time,…") }
+        let buf = try session.buffer(participant: participant, device: device, sensor: sensor)
+        let fields = sensor.info.columnFields
+        enum Slot { case write, time, column(Int, FieldSchema) }
+        var slots: [Slot] = []
+        var seen = Set<String>()
+        for i in 0..<csv.fieldCount {
+            let name = csv.string(i)
+            guard seen.insert(name).inserted else { throw ImportError(file: path, line: 1, field: name, "column named twice in the header") }
+            if name == "writeTime" { slots.append(.write); continue }
+            if name == "time" { slots.append(.time); continue }
+            guard let k = fields.firstIndex(where: { $0.name == name }) else {
+                throw ImportError(file: path, line: 1, field: name,
+                                  "not a column of \(sensor.rawValue): expected writeTime, time, \(fields.map(\.name).joined(separator: ", "))")
+            }
+            slots.append(.column(buf.column(name)!, fields[k]))
+        }
+        guard seen.contains("writeTime") else { throw ImportError(file: path, line: 1, field: "writeTime", "the header has no writeTime column") }
+        guard seen.contains("time") else { throw ImportError(file: path, line: 1, field: "time", "the header has no time column") }
+        let absent = buf.columns.indices.filter { ci in !slots.contains { if case .column(ci, _) = $0 { true } else { false } } }
+        let headerNames = (0..<csv.fieldCount).map { csv.string($0) }
+        var rows = 0
+        while try csv.nextRecord() {
+            guard csv.fieldCount == slots.count else {
+                throw ImportError(file: path, line: csv.line, "expected \(slots.count) fields as in the header, found \(csv.fieldCount)")
+            }
+            var w = 0.0, t = 0.0
+            for (i, slot) in slots.enumerated() {
+                switch slot {
+                case .write:
+                    guard let x = NumberParser.double(csv.bytes(i)) else {
+                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.string(i))'")
+                    }
+                    if let problem = Plausible.problem(x) { throw ImportError(file: path, line: csv.line, field: "writeTime", problem) }
+                    w = x
+                case .time:
+                    if csv.isEmpty(i) { t = .nan; continue }
+                    guard let x = NumberParser.double(csv.bytes(i)) else {
+                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.string(i))'")
+                    }
+                    if x.isFinite, let problem = Plausible.problem(x) { throw ImportError(file: path, line: csv.line, field: "time", problem) }
+                    t = x
+                case .column(let ci, let f):
+                    try parseField(csv, i, into: buf.columns[ci], field: f, path: path, name: headerNames[i])
+                }
+            }
+            buf.noteWrite(w)
+            buf.writeTimes.append(w)
+            buf.times.append(t)
+            for ci in absent { buf.columns[ci].appendMissing() }
+            rows += 1
+            if buf.count >= buf.capacity {
+                try session.rowsAdded(rows, to: buf)
+                progress?.rows += rows
+                rows = 0
+                progress?.fileProgress(csv.fileBytesRead)
+            }
+        }
+        try session.rowsAdded(rows, to: buf)
+        progress?.rows += rows
+        progress?.fileProgress(csv.fileBytesRead)
+    }
+
+    static func parseField(_ csv: CSVReader, _ i: Int, into c: ColumnBuilder, field f: FieldSchema, path: String, name: String) throws {
+        if csv.isEmpty(i) { c.appendMissing(); return }
+        func bad(_ expected: String) -> ImportError {
+            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
+        }
+        switch f.type.columnKind {
+        case .double:
+            guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
+            if f.type == .date, x.isFinite, let problem = Plausible.problem(x) {
+                throw ImportError(file: path, line: csv.line, field: name, problem)
+            }
+            c.appendDouble(x)
+        case .int:
+            if let x = NumberParser.int(csv.bytes(i)) { c.appendInt(x); return }
+            if let raw = f.type.rawValue(forName: csv.string(i)) { c.appendInt(raw); return }
+            let names = f.type.namedValues.map(\.name)
+            throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
+        case .bool:
+            switch csv.string(i) {
+            case "true", "1": c.appendBool(true)
+            case "false", "0": c.appendBool(false)
+            default: throw bad("true or false")
+            }
+        case .string:
+            c.appendString(csv.string(i))
+        case .value:
+            let text = csv.string(i)
+            let r = JSONReader(file: path, source: MemorySource(Array(text.utf8)))
+            do {
+                let v = try r.value()
+                guard try r.atEnd() else { throw r.error("unexpected text after the JSON value") }
+                c.appendValue(v)
+            } catch let e as ImportError {
+                throw ImportError(file: path, line: csv.line, field: name, "expected a JSON value: \(e.message) (at \(e.jsonPath ?? "$"))")
+            }
+        }
+    }
+}
+
+/// Bytes already in memory.
+final class MemorySource: ByteSource {
+    private let bytes: [UInt8]
+    private var offset = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var fileBytesRead: Int64 { Int64(offset) }
+    func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        let n = min(count, bytes.count - offset)
+        if n > 0 { bytes.withUnsafeBytes { p.copyMemory(from: $0.baseAddress! + offset, byteCount: n) } }
+        offset += n
+        return n
+    }
+}
+
+/// Buffered file writing.
+struct FileOutput {
+    private var handle: FileHandle?
+    private var buffer: [UInt8] = []
+
+    mutating func open(_ path: String) throws {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
+        handle = h
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    @inline(__always) mutating func append(_ s: String) {
+        var s = s
+        s.withUTF8 { buffer.append(contentsOf: $0) }
+    }
+
+    @inline(__always) mutating func append(_ b: UInt8) { buffer.append(b) }
+
+    /// Shortest text that reads back as the same Double (`nan`, `inf`, `-inf` for the others).
+    mutating func appendDouble(_ d: Double) { append(d.description) }
+
+    /// A CSV field: quoted when it holds a comma, quote or line break (or is empty and
+    /// `alwaysQuoteEmpty`, so that an empty string differs from a missing value).
+    mutating func appendCSV(_ s: String, alwaysQuoteEmpty: Bool) {
+        if s.isEmpty { if alwaysQuoteEmpty { append("\"\"") }; return }
+        if s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+            append("\"")
+            append(s.replacingOccurrences(of: "\"", with: "\"\""))
+            append("\"")
+        } else {
+            append(s)
+        }
+    }
+
+    mutating func flushIfLarge() throws {
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard let h = handle, !buffer.isEmpty else { return }
+        try h.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    mutating func close() throws {
+        try flush()
+        try handle?.close()
+        handle = nil
+    }
+}
+
+extension FieldValue {
+    var number: Double? {
+        switch self {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        default: nil
+        }
+    }
+
+    var arrayItems: [FieldValue]? { if case .array(let a) = self { a } else { nil } }
+    var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    var objectValue: [String: FieldValue]? {
+        if case .object(let o) = self { Dictionary(o, uniquingKeysWith: { a, _ in a }) } else { nil }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import SensorKitModel
+
+/// A participant of a recorded study.
+public struct RecordedParticipant: Sendable, Hashable {
+    public var id: String
+    /// IANA time-zone name of the participant's home.
+    public var timeZone: String
+    /// False when the data did not say (the importer used a default such as UTC).
+    public var timeZoneKnown: Bool
+
+    public init(id: String, timeZone: String, timeZoneKnown: Bool = true) {
+        self.id = id
+        self.timeZone = timeZone
+        self.timeZoneKnown = timeZoneKnown
+    }
+}
+
+/// A write-time range `(after, through]` (Unix seconds) during which `stakeholder` recorded
+/// `sensor` (on `device`, or on every device when nil).
+public struct RecordingInterval: Sendable, Hashable {
+    public var sensor: Sensor
+    public var device: SRDevice?
+    public var after: Double
+    public var through: Double
+    /// Who recorded: `"studyApp"`, `"system"`, another app's bundle id…
+    public var stakeholder: String
+
+    public init(sensor: Sensor, device: SRDevice? = nil, after: Double, through: Double, stakeholder: String = "studyApp") {
+        self.sensor = sensor
+        self.device = device
+        self.after = after
+        self.through = through
+        self.stakeholder = stakeholder
+    }
+}
+
+/// From `at` (Unix seconds) on, the study app's authorization for `sensor` is `status`.
+public struct AuthorizationChange: Sendable, Hashable {
+    public var sensor: Sensor
+    public var at: Double
+    public var status: SRAuthorizationStatus
+
+    public init(sensor: Sensor, at: Double, status: SRAuthorizationStatus) {
+        self.sensor = sensor
+        self.at = at
+        self.status = status
+    }
+}
+
+/// One stored stream: the samples of one sensor on one device of one participant.
+public struct StreamSummary: Sendable, Hashable {
+    public var participant: String
+    public var device: SRDevice
+    public var sensor: Sensor
+    public var rows: Int
+    public var chunks: Int
+    /// Write-time span (Unix seconds); nil without rows.
+    public var firstWrite: Double?
+    public var lastWrite: Double?
+}
+
+/// What an import did.
+public struct ImportStats: Sendable, Hashable {
+    public var files = 0
+    public var bytes: Int64 = 0
+    /// Rows read from the input (before duplicate removal).
+    public var rowsRead = 0
+    /// Rows added to the store.
+    public var rowsStored = 0
+    /// Exact duplicates inside the input (Apple reports some samples twice), dropped.
+    public var duplicatesInInput = 0
+    /// Rows already in the store (re-imported files), dropped.
+    public var duplicatesAlreadyStored = 0
+    public var chunks = 0
+    public var participants: Set<String> = []
+    /// Metadata records (devices, recording intervals, authorization, deletions) added.
+    public var metadataAdded = 0
+    /// Input fields the importer did not understand: "file kind: field path" → count.
+    public var notUnderstood: [String: Int] = [:]
+    /// Things the user should know (defaults taken, fields missing…), each once.
+    public var warnings: [String] = []
+
+    public init() {}
+
+    public var duplicatesDropped: Int { duplicatesInInput + duplicatesAlreadyStored }
+
+    mutating func warn(_ text: String) { if !warnings.contains(text) { warnings.append(text) } }
+
+    /// A few lines for the terminal.
+    public func report(seconds: Double? = nil) -> String {
+        var lines: [String] = []
+        var head = "imported \(files) file(s), \(rowsRead) rows read, \(rowsStored) stored in \(chunks) chunk(s)"
+        if let s = seconds, s > 0 { head += String(format: " in %.2f s (%.2f M rows/s)", s, Double(rowsRead) / s / 1e6) }
+        lines.append(head)
+        lines.append("duplicates dropped: \(duplicatesDropped) (\(duplicatesInInput) exact duplicates in the input, \(duplicatesAlreadyStored) already stored)")
+        if metadataAdded > 0 { lines.append("metadata records added: \(metadataAdded)") }
+        for (k, n) in notUnderstood.sorted(by: { $0.key < $1.key }) { lines.append("not understood (kept out): \(k) ×\(n)") }
+        for w in warnings { lines.append("warning: \(w)") }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Bad input: the file, where in it (line or JSON path), the column or field, and what was expected.
+public struct ImportError: Error, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int?
+    public var jsonPath: String?
+    public var field: String?
+    public var message: String
+
+    public init(file: String, line: Int? = nil, jsonPath: String? = nil, field: String? = nil, _ message: String) {
+        self.file = file
+        self.line = line
+        self.jsonPath = jsonPath
+        self.field = field
+        self.message = message
+    }
+
+    public var description: String {
+        var where_ = file
+        if let line { where_ += ":\(line)" }
+        if let jsonPath { where_ += " at \(jsonPath)" }
+        if let field { where_ += ", column '\(field)'" }
+        return "\(where_): \(message)"
+    }
+}
+
+/// Plausible wall-clock dates for SensorKit data (Unix seconds): 2015-01-01 … 2100-01-01.
+enum Plausible {
+    static let earliest = 1_420_070_400.0
+    static let latest = 4_102_444_800.0
+
+    /// nil when `t` is a plausible Unix time in seconds; otherwise what is wrong with it.
+    static func problem(_ t: Double) -> String? {
+        if t >= earliest && t <= latest { return nil }
+        if !t.isFinite { return "expected a date in seconds since 1970, got \(t)" }
+        if t / 1000 >= earliest && t / 1000 <= latest {
+            return "\(format(t)) looks like milliseconds since 1970 (as seconds it is in the year \(year(t))); expected seconds since 1970 such as \(format((t / 1000).rounded(.down))).\(Int(t.truncatingRemainder(dividingBy: 1000)))"
+        }
+        if t / 1e6 >= earliest && t / 1e6 <= latest {
+            return "\(format(t)) looks like microseconds since 1970; expected seconds since 1970"
+        }
+        if t + cfAbsoluteTimeIntervalSince1970 >= earliest && t + cfAbsoluteTimeIntervalSince1970 <= latest {
+            return "\(format(t)) is an implausible date (\(year(t)) as seconds since 1970); it looks like seconds since 2001-01-01 (CFAbsoluteTime): expected seconds since 1970"
+        }
+        return "\(format(t)) is an implausible date (year \(year(t)) as seconds since 1970); expected seconds since 1970 between 2015 and 2100"
+    }
+
+    static func year(_ t: Double) -> String {
+        guard t.isFinite, abs(t) < 1e15 else { return "far beyond 9999" }
+        let y = 1970 + t / 31_556_952
+        return String(Int(y.rounded(.down)))
+    }
+
+    static func format(_ t: Double) -> String {
+        if t == t.rounded(), abs(t) < 1e17 { return String(Int64(t)) }
+        return "\(t)"
+    }
+}
+
+/// GRDB also exports a `Column`: inside this module the name means the sample column.
+typealias Column = SensorKitModel.Column

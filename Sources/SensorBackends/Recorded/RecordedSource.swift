@@ -1,0 +1,304 @@
+import Foundation
+import GRDB
+import SensorKitModel
+
+/// A recorded study as a `SampleSource`: answers "samples of sensor S on device D written
+/// in (after, through]" by reading only the chunks that overlap the range.
+///
+/// The participants, devices, time zones, recording intervals, authorization timeline and
+/// deletion records are read once, when the source is made; samples are read on demand.
+public final class RecordedSource: SampleSource, @unchecked Sendable {
+    public let store: RecordedStore
+    public let participants: [RecordedParticipant]
+    private let devicesByParticipant: [String: [SRDevice]]
+    private let streams: [String: [SRDevice: [Sensor: StreamRef]]]
+    private let intervals: [String: [RecordingInterval]]
+    private let authorizationChanges: [String: [AuthorizationChange]]
+    private let deletionEvents: [String: [DeletionEvent]]
+    private let meta: [String: String]
+    /// Write-time span of every stored row (Unix seconds), nil when there are none.
+    public let dataSpan: TimeRange?
+    private let cache = ChunkCache(capacity: 6)
+
+    struct StreamRef {
+        var id: Int64
+        var maxChunkSpan: Double
+    }
+
+    init(store: RecordedStore) throws {
+        self.store = store
+        var participants: [RecordedParticipant] = []
+        var devices: [String: [SRDevice]] = [:]
+        var deviceByID: [Int64: SRDevice] = [:]
+        var streams: [String: [SRDevice: [Sensor: StreamRef]]] = [:]
+        var intervals: [String: [RecordingInterval]] = [:]
+        var auth: [String: [AuthorizationChange]] = [:]
+        var dels: [String: [DeletionEvent]] = [:]
+        var meta: [String: String] = [:]
+        var span: TimeRange?
+        try store.pool.read { db in
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") { meta[row["key"]] = row["value"] }
+            for row in try Row.fetchAll(db, sql: "SELECT id, timeZone, timeZoneKnown FROM participant ORDER BY id") {
+                participants.append(RecordedParticipant(id: row["id"], timeZone: row["timeZone"], timeZoneKnown: row["timeZoneKnown"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY participant, kind = 'watch', id") {
+                let kind = DeviceKind(rawValue: row["kind"]) ?? .phone
+                let d = SRDevice(name: row["name"], model: row["model"], systemName: row["systemName"],
+                                 systemVersion: row["systemVersion"], productType: row["productType"], kind: kind)
+                deviceByID[row["id"]] = d
+                devices[row["participant"], default: []].append(d)
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT id, participant, device, sensor, maxChunkSpan FROM stream") {
+                guard let sensor = Sensor(rawValue: row["sensor"]), let d = deviceByID[row["device"]] else { continue }
+                streams[row["participant"], default: [:]][d, default: [:]][sensor] = StreamRef(id: row["id"], maxChunkSpan: row["maxChunkSpan"])
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM recordingInterval ORDER BY participant, sensor, afterTime") {
+                guard let sensor = Sensor(rawValue: row["sensor"]) else { continue }
+                let dev: Int64? = row["device"]
+                intervals[row["participant"], default: []].append(RecordingInterval(
+                    sensor: sensor, device: dev.flatMap { deviceByID[$0] }, after: row["afterTime"], through: row["throughTime"],
+                    stakeholder: row["stakeholder"]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM authorization ORDER BY participant, at, sensor") {
+                guard let sensor = Sensor(rawValue: row["sensor"]), let status = SRAuthorizationStatus(name: row["status"]) else { continue }
+                auth[row["participant"], default: []].append(AuthorizationChange(sensor: sensor, at: row["at"], status: status))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM deletion ORDER BY participant, at, sensor, afterTime") {
+                guard let sensor = Sensor(rawValue: row["sensor"]), let reason = SRDeletionReason(rawValue: row["reason"]) else { continue }
+                let dev: Int64? = row["device"]
+                dels[row["participant"], default: []].append(DeletionEvent(
+                    sensor: sensor, device: dev.flatMap { deviceByID[$0] },
+                    range: TimeRange(after: row["afterTime"], through: row["throughTime"]), at: row["at"], reason: reason))
+            }
+            if let row = try Row.fetchOne(db, sql: "SELECT min(minWrite) AS lo, max(maxWrite) AS hi FROM chunk"),
+               let lo: Double = row["lo"], let hi: Double = row["hi"] {
+                span = TimeRange(after: lo, through: hi)
+            }
+        }
+        self.participants = participants
+        devicesByParticipant = devices
+        self.streams = streams
+        self.intervals = intervals
+        authorizationChanges = auth
+        deletionEvents = dels
+        self.meta = meta
+        dataSpan = span
+    }
+
+    // MARK: SampleSource
+
+    public func devices(participant: String) -> [SRDevice] { devicesByParticipant[participant] ?? [] }
+
+    public func samples(participant: String, sensor: Sensor, device: SRDevice,
+                        writtenAfter after: Double, through: Double) -> SampleBatch {
+        guard through > after, let ref = streams[participant]?[device]?[sensor] else { return SampleBatch.empty(for: sensor) }
+        do {
+            return try read(ref, sensor: sensor, after: after, through: through)
+        } catch {
+            // The protocol requires an answer; a corrupt store is reported once on stderr.
+            FileHandle.standardError.write("sensorium: reading \(store.path): \(error)\n".data(using: .utf8)!)
+            return SampleBatch.empty(for: sensor)
+        }
+    }
+
+    private func read(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> SampleBatch {
+        let lo = after.isFinite ? after - ref.maxChunkSpan : -Double.greatestFiniteMagnitude
+        let hi = through.isFinite ? through : Double.greatestFiniteMagnitude
+        let after_ = after.isFinite ? after : -Double.greatestFiniteMagnitude
+        let ids = try store.pool.read { db in
+            try Int64.fetchAll(db, sql: """
+                SELECT id FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
+                """, arguments: [ref.id, lo, hi, after_])
+        }
+        var pieces: [SampleBatch] = []
+        var overlapping = false
+        var lastMax = -Double.infinity
+        for id in ids {
+            let chunk = try cache.get(id) {
+                try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: sensor) }
+            }
+            guard chunk.count > 0 else { continue }
+            let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, through)
+            guard b > a else { continue }
+            if chunk.writeTimes[a] <= lastMax { overlapping = true }
+            lastMax = max(lastMax, chunk.writeTimes[b - 1])
+            pieces.append(a == 0 && b == chunk.count ? chunk : chunk.slice(a..<b))
+        }
+        guard !pieces.isEmpty else { return SampleBatch.empty(for: sensor) }
+        var out = pieces.count == 1 ? pieces[0] : RecordedSource.concatenate(pieces, sensor: sensor)
+        if overlapping {
+            // Chunks of separate imports interleave: restore (write time, sample time) order.
+            let idx = (0..<out.count).sorted { i, j in
+                (out.writeTimes[i], out.times[i], i) < (out.writeTimes[j], out.times[j], j)
+            }
+            out = out.gather(idx)
+        }
+        return out
+    }
+
+    static func concatenate(_ pieces: [SampleBatch], sensor: Sensor) -> SampleBatch {
+        let n = pieces.reduce(0) { $0 + $1.count }
+        var writeTimes: [Double] = [], times: [Double] = []
+        writeTimes.reserveCapacity(n)
+        times.reserveCapacity(n)
+        for p in pieces { writeTimes += p.writeTimes; times += p.times }
+        var columns: [Column] = []
+        for (ci, c0) in pieces[0].columns.enumerated() {
+            var data = c0.data
+            switch data {
+            case .double(var v):
+                v.reserveCapacity(n)
+                for p in pieces.dropFirst() { if case .double(let x) = p.columns[ci].data { v += x } }
+                data = .double(v)
+            case .int(var v):
+                v.reserveCapacity(n)
+                for p in pieces.dropFirst() { if case .int(let x) = p.columns[ci].data { v += x } }
+                data = .int(v)
+            default:
+                for p in pieces.dropFirst() { data = data.appending(p.columns[ci].data) ?? data }
+            }
+            var present: [Bool]? = nil
+            if pieces.contains(where: { $0.columns[ci].present != nil }) {
+                present = pieces.flatMap { $0.columns[ci].present ?? [Bool](repeating: true, count: $0.count) }
+            }
+            columns.append(Column(name: c0.name, data: data, present: present))
+        }
+        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns)
+    }
+
+    /// One stored chunk, with the columns of the sensor's schema (a column the chunk lacks is all missing).
+    static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor) throws -> SampleBatch {
+        guard let row = try Row.fetchOne(db, sql: "SELECT rows, writeTimes, times FROM chunk WHERE id = ?", arguments: [id]) else {
+            throw StoreCorruption("chunk \(id) disappeared")
+        }
+        let n: Int = row["rows"]
+        let writeTimes = try blob(row, 1) { try ColumnCodec.decodeDoubles($0, count: n) }
+        let times = try blob(row, 2) { try ColumnCodec.decodeDoubles($0, count: n) }
+        var stored: [String: Column] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT name, kind, present, data FROM chunkColumn WHERE chunk = ? ORDER BY ordinal",
+                                       arguments: [id])
+        while let r = try rows.next() {
+            let name: String = r["name"]
+            guard let kind = ColumnKind(rawValue: r["kind"]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
+            let data = try blob(r, 3) { try ColumnCodec.decode($0, kind: kind, count: n) }
+            var present: [Bool]? = nil
+            if let p = r.dataNoCopy(atIndex: 2) {
+                guard p.count == n else { throw StoreCorruption("chunk \(id) column \(name): presence mask of \(p.count) for \(n) rows") }
+                present = p.map { $0 != 0 }
+            }
+            stored[name] = Column(name: name, data: data, present: present)
+        }
+        let columns = sensor.info.columnFields.map { f -> Column in
+            if let c = stored[f.name] { return c }
+            let missing = ColumnBuilder(name: f.name, kind: f.type.columnKind)
+            for _ in 0..<n { missing.appendMissing() }
+            return missing.take()
+        }
+        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns)
+    }
+
+    private static func blob<T>(_ row: Row, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        guard let d = row.dataNoCopy(atIndex: index) else { throw StoreCorruption("missing blob") }
+        return try d.withUnsafeBytes { try body($0) }
+    }
+
+    // MARK: What a replay needs
+
+    public func participant(_ id: String) -> RecordedParticipant? { participants.first { $0.id == id } }
+
+    /// Recording intervals of `participant` (empty when the input did not say).
+    public func recordingIntervals(participant: String) -> [RecordingInterval] { intervals[participant] ?? [] }
+
+    /// The authorization timeline of `participant`, by time (empty when unknown).
+    public func authorizationTimeline(participant: String) -> [AuthorizationChange] { authorizationChanges[participant] ?? [] }
+
+    /// Deletion records of `participant`, by time.
+    public func deletions(participant: String) -> [DeletionEvent] { deletionEvents[participant] ?? [] }
+
+    /// Sensors with stored rows for `participant` on `device`.
+    public func sensors(participant: String, device: SRDevice) -> [Sensor] {
+        (streams[participant]?[device]?.keys).map { Array($0).sorted() } ?? []
+    }
+
+    /// A value the import recorded (`spanStart`, `spanEnd`, `source`…).
+    public func meta(_ key: String) -> String? { meta[key] }
+
+    /// Per-stream counts and spans.
+    public func streamSummaries() throws -> [StreamSummary] {
+        try store.pool.read { db in
+            var out: [StreamSummary] = []
+            for p in participants {
+                for d in devices(participant: p.id) {
+                    for (sensor, ref) in (streams[p.id]?[d] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                        let row = try Row.fetchOne(db, sql: """
+                            SELECT count(*) AS n, coalesce(sum(rows), 0) AS r, min(minWrite) AS lo, max(maxWrite) AS hi FROM chunk WHERE stream = ?
+                            """, arguments: [ref.id])!
+                        out.append(StreamSummary(participant: p.id, device: d, sensor: sensor, rows: row["r"], chunks: row["n"],
+                                                 firstWrite: row["lo"], lastWrite: row["hi"]))
+                    }
+                }
+            }
+            return out
+        }
+    }
+
+    /// Gaps longer than `minimum` seconds between consecutive write times of a stream
+    /// (reads only the write-time column of each chunk).
+    public func writeGaps(participant: String, device: SRDevice, sensor: Sensor, minimum: Double) throws -> [TimeRange] {
+        guard let ref = streams[participant]?[device]?[sensor] else { return [] }
+        return try store.pool.read { db in
+            var gaps: [TimeRange] = []
+            var last: Double? = nil
+            let rows = try Row.fetchCursor(db, sql: "SELECT rows, writeTimes FROM chunk WHERE stream = ? ORDER BY minWrite, id",
+                                           arguments: [ref.id])
+            var all: [Double] = []
+            var unordered = false
+            while let r = try rows.next() {
+                let n: Int = r["rows"]
+                let w = try RecordedSource.blob(r, 1) { try ColumnCodec.decodeDoubles($0, count: n) }
+                if let l = last, let f = w.first, f < l { unordered = true }
+                if unordered { all += w; continue }
+                for t in w {
+                    if let l = last, t - l > minimum { gaps.append(TimeRange(after: l, through: t)) }
+                    last = t
+                }
+            }
+            if unordered {
+                // Rare (overlapping imports): fall back to a sorted pass.
+                gaps = []
+                last = nil
+                all.sort()
+                for t in all {
+                    if let l = last, t - l > minimum { gaps.append(TimeRange(after: l, through: t)) }
+                    last = t
+                }
+            }
+            return gaps
+        }
+    }
+}
+
+/// A few decoded chunks, most recent first (a fetch asks for neighbouring ranges).
+final class ChunkCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(Int64, SampleBatch)] = []
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func get(_ id: Int64, load: () throws -> SampleBatch) throws -> SampleBatch {
+        lock.lock()
+        if let i = entries.firstIndex(where: { $0.0 == id }) {
+            let e = entries[i]
+            lock.unlock()
+            return e.1
+        }
+        lock.unlock()
+        let b = try load()
+        lock.lock()
+        entries.insert((id, b), at: 0)
+        if entries.count > capacity { entries.removeLast() }
+        lock.unlock()
+        return b
+    }
+}

@@ -1,0 +1,687 @@
+import Foundation
+import GRDB
+import SensorKitModel
+
+/// One recorded study in one SQLite file (WAL, GRDB migrations).
+///
+/// Tables: `meta`, `participant` (time zone), `device`, `stream` (one per participant ×
+/// device × sensor), `chunk` (time-ordered pieces of a stream: row count, write-time and
+/// sample-time bounds, the write-time and sample-time columns), `chunkColumn` (one BLOB per
+/// schema column per chunk, see `ColumnCodec`), `recordingInterval`, `authorization`,
+/// `deletion`. The index `chunk(stream, minWrite)` (the stream standing for participant,
+/// device and sensor) serves write-time ranges; a query reads only the overlapping chunks.
+public final class RecordedStore: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    /// Rows per chunk for streams of plain numbers; nested-value streams use `valueChunkRows`.
+    public static let chunkRows = 65_536
+    public static let valueChunkRows = 2_048
+
+    /// Opens (creating and migrating when needed) the store at `path`.
+    public init(path: String) throws {
+        self.path = path
+        if !FileManager.default.fileExists(atPath: path) {
+            // Fix the page size before WAL mode makes it permanent: big pages read BLOBs faster.
+            var config = Configuration()
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 65536") }
+            let q = try DatabaseQueue(path: path, configuration: config)
+            try RecordedStore.migrator.migrate(q)
+            try q.close()
+        }
+        var config = Configuration()
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -16384")
+        }
+        config.maximumReaderCount = 4
+        pool = try DatabasePool(path: path, configuration: config)
+        try RecordedStore.migrator.migrate(pool)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+            CREATE TABLE meta(key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+            CREATE TABLE participant(
+              id TEXT PRIMARY KEY NOT NULL,
+              timeZone TEXT NOT NULL,
+              timeZoneKnown INTEGER NOT NULL DEFAULT 1);
+            CREATE TABLE device(
+              id INTEGER PRIMARY KEY,
+              participant TEXT NOT NULL REFERENCES participant(id),
+              kind TEXT NOT NULL, name TEXT NOT NULL, model TEXT NOT NULL, systemName TEXT NOT NULL,
+              systemVersion TEXT NOT NULL, productType TEXT NOT NULL,
+              UNIQUE(participant, kind, name, model, systemName, systemVersion, productType));
+            CREATE TABLE stream(
+              id INTEGER PRIMARY KEY,
+              participant TEXT NOT NULL REFERENCES participant(id),
+              device INTEGER NOT NULL REFERENCES device(id),
+              sensor TEXT NOT NULL,
+              maxChunkSpan REAL NOT NULL DEFAULT 0,
+              UNIQUE(participant, device, sensor));
+            CREATE TABLE chunk(
+              id INTEGER PRIMARY KEY,
+              stream INTEGER NOT NULL REFERENCES stream(id),
+              rows INTEGER NOT NULL,
+              minWrite REAL NOT NULL, maxWrite REAL NOT NULL,
+              minTime REAL, maxTime REAL,
+              writeTimes BLOB NOT NULL, times BLOB NOT NULL);
+            CREATE INDEX chunk_by_write ON chunk(stream, minWrite);
+            CREATE TABLE chunkColumn(
+              chunk INTEGER NOT NULL REFERENCES chunk(id) ON DELETE CASCADE,
+              ordinal INTEGER NOT NULL,
+              name TEXT NOT NULL,
+              kind TEXT NOT NULL,
+              present BLOB,
+              data BLOB NOT NULL,
+              PRIMARY KEY(chunk, ordinal));
+            CREATE TABLE recordingInterval(
+              participant TEXT NOT NULL REFERENCES participant(id),
+              sensor TEXT NOT NULL,
+              device INTEGER REFERENCES device(id),
+              afterTime REAL NOT NULL, throughTime REAL NOT NULL,
+              stakeholder TEXT NOT NULL,
+              UNIQUE(participant, sensor, device, afterTime, throughTime, stakeholder));
+            CREATE TABLE authorization(
+              participant TEXT NOT NULL REFERENCES participant(id),
+              sensor TEXT NOT NULL,
+              at REAL NOT NULL,
+              status TEXT NOT NULL,
+              UNIQUE(participant, sensor, at, status));
+            CREATE TABLE deletion(
+              participant TEXT NOT NULL REFERENCES participant(id),
+              sensor TEXT NOT NULL,
+              device INTEGER REFERENCES device(id),
+              afterTime REAL NOT NULL, throughTime REAL NOT NULL,
+              at REAL NOT NULL,
+              reason INTEGER NOT NULL,
+              UNIQUE(participant, sensor, device, afterTime, throughTime, at, reason));
+            INSERT INTO meta(key, value) VALUES ('format', 'sensorium-recorded-store');
+            """)
+        }
+        return m
+    }
+
+    /// Runs `body` in one write transaction: everything it adds lands, or (when it throws)
+    /// nothing does. Buffered rows are flushed before the commit.
+    public func importing<T>(progress: ImportProgress? = nil, _ body: (ImportSession) throws -> T) throws -> (T, ImportStats) {
+        try pool.write { db in
+            let session = ImportSession(db: db, progress: progress)
+            let value = try body(session)
+            try session.flushAll()
+            progress?.finish()
+            return (value, session.stats)
+        }
+    }
+
+    /// Reads everything a replay needs (participants, devices, streams, timelines).
+    public func source() throws -> RecordedSource { try RecordedSource(store: self) }
+
+    /// A fingerprint of every table's content (for tests: a failed import leaves it unchanged).
+    public func contentDigest() throws -> String {
+        try pool.read { db in
+            var h = StableDigest()
+            for table in ["meta", "participant", "device", "stream", "chunk", "chunkColumn", "recordingInterval", "authorization", "deletion"] {
+                h.add(table)
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(table) ORDER BY 1, 2")
+                h.add(String(rows.count))
+                for row in rows { h.add(row.description) }
+            }
+            return h.hex
+        }
+    }
+
+    /// Checkpoints the WAL into the main file (after a large import).
+    public func checkpoint() throws {
+        try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    public func close() throws { try pool.close() }
+}
+
+/// FNV-1a over text, for content fingerprints.
+struct StableDigest {
+    var state: UInt64 = 0xcbf2_9ce4_8422_2325
+    mutating func add(_ s: String) {
+        for b in s.utf8 { state = (state ^ UInt64(b)) &* 0x100_0000_01b3 }
+        state = (state ^ 0xFF) &* 0x100_0000_01b3
+    }
+    var hex: String { String(state, radix: 16) }
+}
+
+/// The write side of one import transaction.
+public final class ImportSession {
+    let db: Database
+    public internal(set) var stats = ImportStats()
+    let progress: ImportProgress?
+    private var participants: Set<String> = []
+    private var deviceIDs: [String: [SRDevice: Int64]] = [:]
+    private var buffers: [StreamKey: StreamBuffer] = [:]
+    /// Streams in the order they were opened (flush order is deterministic).
+    private var bufferOrder: [StreamKey] = []
+
+    struct StreamKey: Hashable {
+        var participant: String
+        var device: SRDevice
+        var sensor: Sensor
+    }
+
+    init(db: Database, progress: ImportProgress?) {
+        self.db = db
+        self.progress = progress
+    }
+
+    // MARK: Metadata
+
+    /// Adds a participant, or (when it exists) updates a time zone that was not known.
+    public func addParticipant(_ p: RecordedParticipant) throws {
+        if let row = try Row.fetchOne(db, sql: "SELECT timeZone, timeZoneKnown FROM participant WHERE id = ?", arguments: [p.id]) {
+            let known: Bool = row["timeZoneKnown"]
+            let zone: String = row["timeZone"]
+            if p.timeZoneKnown && (!known || zone != p.timeZone) {
+                if known && zone != p.timeZone {
+                    stats.warn("participant '\(p.id)': time zone changed from \(zone) to \(p.timeZone)")
+                }
+                try db.execute(sql: "UPDATE participant SET timeZone = ?, timeZoneKnown = 1 WHERE id = ?", arguments: [p.timeZone, p.id])
+                stats.metadataAdded += 1
+            }
+        } else {
+            try db.execute(sql: "INSERT INTO participant(id, timeZone, timeZoneKnown) VALUES (?, ?, ?)",
+                           arguments: [p.id, p.timeZone, p.timeZoneKnown])
+            stats.metadataAdded += 1
+        }
+        participants.insert(p.id)
+        stats.participants.insert(p.id)
+    }
+
+    func ensureParticipant(_ id: String) throws {
+        if participants.contains(id) { return }
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM participant WHERE id = ?", arguments: [id]) == nil {
+            try addParticipant(RecordedParticipant(id: id, timeZone: "UTC", timeZoneKnown: false))
+            stats.warn("participant '\(id)': no time zone in the input, UTC assumed (use --timezone)")
+        }
+        participants.insert(id)
+        stats.participants.insert(id)
+    }
+
+    /// The store's id of `device` for `participant`, adding it when new.
+    @discardableResult
+    public func addDevice(participant: String, _ device: SRDevice) throws -> Int64 {
+        if let id = deviceIDs[participant]?[device] { return id }
+        try ensureParticipant(participant)
+        let args: StatementArguments = [participant, device.kind.rawValue, device.name, device.model, device.systemName,
+                                        device.systemVersion, device.productType]
+        let id: Int64
+        if let existing = try Int64.fetchOne(db, sql: """
+            SELECT id FROM device WHERE participant = ? AND kind = ? AND name = ? AND model = ? AND systemName = ?
+              AND systemVersion = ? AND productType = ?
+            """, arguments: args) {
+            id = existing
+        } else {
+            try db.execute(sql: """
+                INSERT INTO device(participant, kind, name, model, systemName, systemVersion, productType)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: args)
+            id = db.lastInsertedRowID
+            stats.metadataAdded += 1
+        }
+        deviceIDs[participant, default: [:]][device] = id
+        return id
+    }
+
+    public func addRecordingInterval(participant: String, _ r: RecordingInterval) throws {
+        try ensureParticipant(participant)
+        let dev = try r.device.map { try addDevice(participant: participant, $0) }
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO recordingInterval(participant, sensor, device, afterTime, throughTime, stakeholder)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """, arguments: [participant, r.sensor.rawValue, dev, r.after, r.through, r.stakeholder])
+        stats.metadataAdded += db.changesCount
+    }
+
+    public func addAuthorization(participant: String, _ a: AuthorizationChange) throws {
+        try ensureParticipant(participant)
+        try db.execute(sql: "INSERT OR IGNORE INTO authorization(participant, sensor, at, status) VALUES (?, ?, ?, ?)",
+                       arguments: [participant, a.sensor.rawValue, a.at, a.status.name])
+        stats.metadataAdded += db.changesCount
+    }
+
+    public func addDeletion(participant: String, _ d: DeletionEvent) throws {
+        try ensureParticipant(participant)
+        let dev = try d.device.map { try addDevice(participant: participant, $0) }
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO deletion(participant, sensor, device, afterTime, throughTime, at, reason)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [participant, d.sensor.rawValue, dev, d.range.after, d.range.through, d.at, d.reason.rawValue])
+        stats.metadataAdded += db.changesCount
+    }
+
+    public func setMeta(_ key: String, _ value: String) throws {
+        try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                       arguments: [key, value])
+    }
+
+    // MARK: Samples
+
+    /// Appends rows (any order; exact duplicates are dropped) to a stream.
+    public func append(participant: String, device: SRDevice, _ batch: SampleBatch) throws {
+        guard batch.count > 0 else { return }
+        let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
+        try buf.append(batch)
+        stats.rowsRead += batch.count
+        if buf.count >= buf.capacity { try flush(buf) }
+    }
+
+    /// The open buffer of a stream (importers fill its columns directly).
+    func buffer(participant: String, device: SRDevice, sensor: Sensor) throws -> StreamBuffer {
+        let key = StreamKey(participant: participant, device: device, sensor: sensor)
+        if let b = buffers[key] { return b }
+        let dev = try addDevice(participant: participant, device)
+        try db.execute(sql: "INSERT OR IGNORE INTO stream(participant, device, sensor) VALUES (?, ?, ?)",
+                       arguments: [participant, dev, sensor.rawValue])
+        let id = try Int64.fetchOne(db, sql: "SELECT id FROM stream WHERE participant = ? AND device = ? AND sensor = ?",
+                                    arguments: [participant, dev, sensor.rawValue])!
+        let b = StreamBuffer(streamID: id, sensor: sensor)
+        buffers[key] = b
+        bufferOrder.append(key)
+        return b
+    }
+
+    /// Called by importers after filling a buffer's columns directly.
+    func rowsAdded(_ n: Int, to buf: StreamBuffer) throws {
+        stats.rowsRead += n
+        if buf.count >= buf.capacity { try flush(buf) }
+    }
+
+    /// Writes every open buffer (the end of a file group or of the import).
+    public func flushAll() throws {
+        for key in bufferOrder { if let b = buffers[key] { try flush(b, final: true) } }
+        buffers.removeAll()
+        bufferOrder.removeAll()
+    }
+
+    func flush(_ buf: StreamBuffer, final: Bool = false) throws {
+        guard buf.count > 0 else { return }
+        let wasSorted = buf.sorted
+        var batch = buf.take()
+        buf.sorted = true
+        // Keep the last write-time run for the next chunk, so that one write batch is
+        // never split across chunks of one import (its duplicates stay together).
+        if !final, wasSorted, batch.count > 1 {
+            let last = batch.writeTimes[batch.count - 1]
+            var cut = batch.count - 1
+            while cut > 0 && batch.writeTimes[cut - 1] == last { cut -= 1 }
+            if cut > 0 {
+                buf.putBack(batch.slice(cut..<batch.count))
+                batch = batch.slice(0..<cut)
+            }
+        }
+        if !wasSorted || !isSortedByWrite(batch) { batch = sortByWriteThenTime(batch) }
+        let (unique, dropped) = RowDedup.dropDuplicates(batch)
+        stats.duplicatesInInput += dropped
+        batch = unique
+        batch = try dropStored(batch, stream: buf.streamID)
+        guard batch.count > 0 else { return }
+        try writeChunk(batch, stream: buf.streamID)
+        progress?.tick()
+    }
+
+    private func isSortedByWrite(_ b: SampleBatch) -> Bool {
+        var prev = -Double.infinity
+        for w in b.writeTimes { if w < prev { return false }; prev = w }
+        return true
+    }
+
+    private func sortByWriteThenTime(_ b: SampleBatch) -> SampleBatch {
+        let idx = (0..<b.count).sorted { i, j in
+            let wi = b.writeTimes[i], wj = b.writeTimes[j]
+            if wi != wj { return wi < wj }
+            let ti = b.times[i], tj = b.times[j]
+            if ti != tj && !(ti.isNaN && tj.isNaN) { return ti < tj || (tj.isNaN && !ti.isNaN) }
+            return i < j
+        }
+        return b.gather(idx)
+    }
+
+    /// Drops rows equal to rows already stored in this stream (re-imported files).
+    private func dropStored(_ batch: SampleBatch, stream: Int64) throws -> SampleBatch {
+        let lo = batch.writeTimes.first!, hi = batch.writeTimes.last!
+        let span = try Double.fetchOne(db, sql: "SELECT maxChunkSpan FROM stream WHERE id = ?", arguments: [stream]) ?? 0
+        let ids = try Int64.fetchAll(db, sql: """
+            SELECT id FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite >= ? ORDER BY minWrite, id
+            """, arguments: [stream, lo - span, hi, lo])
+        guard !ids.isEmpty else { return batch }
+        var stored: [SampleBatch] = []
+        for id in ids {
+            var c = try RecordedSource.decodeChunk(db, id: id, sensor: batch.sensor)
+            // Only the rows inside [lo, hi] can match.
+            let a = lowerBound(c.writeTimes, lo), b = upperBound(c.writeTimes, hi)
+            if a > 0 || b < c.count { c = c.slice(a..<b) }
+            if c.count > 0 { stored.append(c) }
+        }
+        guard !stored.isEmpty else { return batch }
+        let (kept, dropped) = RowDedup.dropRows(of: batch, presentIn: stored)
+        stats.duplicatesAlreadyStored += dropped
+        return kept
+    }
+
+    private func writeChunk(_ batch: SampleBatch, stream: Int64) throws {
+        let n = batch.count
+        let minW = batch.writeTimes.first!, maxW = batch.writeTimes.last!
+        var minT = Double.infinity, maxT = -Double.infinity
+        for t in batch.times where !t.isNaN { minT = min(minT, t); maxT = max(maxT, t) }
+        var w1 = ByteWriter(), w2 = ByteWriter()
+        ColumnCodec.encodeDoubles(batch.writeTimes, into: &w1)
+        ColumnCodec.encodeDoubles(batch.times, into: &w2)
+        let insertChunk = try db.cachedStatement(sql: """
+            INSERT INTO chunk(stream, rows, minWrite, maxWrite, minTime, maxTime, writeTimes, times)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try insertChunk.execute(arguments: [stream, n, minW, maxW, minT.isFinite ? minT : nil, maxT.isFinite ? maxT : nil,
+                                            Data(w1.bytes), Data(w2.bytes)])
+        let chunkID = db.lastInsertedRowID
+        let insertColumn = try db.cachedStatement(sql: """
+            INSERT INTO chunkColumn(chunk, ordinal, name, kind, present, data) VALUES (?, ?, ?, ?, ?, ?)
+            """)
+        for (i, c) in batch.columns.enumerated() {
+            let present = ColumnCodec.encodePresent(c.present).map { Data($0) }
+            try insertColumn.execute(arguments: [chunkID, i, c.name, kindName(c.data), present, Data(ColumnCodec.encode(c.data))])
+        }
+        try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])
+        stats.rowsStored += n
+        stats.chunks += 1
+    }
+
+    private func kindName(_ d: ColumnData) -> String {
+        switch d {
+        case .double: "double"
+        case .int: "int"
+        case .bool: "bool"
+        case .string: "string"
+        case .value: "value"
+        }
+    }
+}
+
+func lowerBound(_ v: [Double], _ x: Double) -> Int {
+    var lo = 0, hi = v.count
+    while lo < hi { let m = (lo + hi) / 2; if v[m] < x { lo = m + 1 } else { hi = m } }
+    return lo
+}
+
+func upperBound(_ v: [Double], _ x: Double) -> Int {
+    var lo = 0, hi = v.count
+    while lo < hi { let m = (lo + hi) / 2; if v[m] <= x { lo = m + 1 } else { hi = m } }
+    return lo
+}
+
+/// The rows of one stream waiting to become a chunk, column by column.
+final class StreamBuffer {
+    let streamID: Int64
+    let sensor: Sensor
+    let capacity: Int
+    var writeTimes: [Double] = []
+    var times: [Double] = []
+    var columns: [ColumnBuilder]
+    /// False once a row arrived out of write-time order.
+    var sorted = true
+
+    init(streamID: Int64, sensor: Sensor) {
+        self.streamID = streamID
+        self.sensor = sensor
+        columns = sensor.info.columnFields.map { ColumnBuilder(name: $0.name, kind: $0.type.columnKind) }
+        capacity = columns.contains { $0.kind == .value } ? RecordedStore.valueChunkRows : RecordedStore.chunkRows
+        reserve()
+    }
+
+    private func reserve() {
+        writeTimes.reserveCapacity(capacity + 16)
+        times.reserveCapacity(capacity + 16)
+        for c in columns { c.reserve(capacity + 16) }
+    }
+
+    var count: Int { times.count }
+
+    func column(_ name: String) -> Int? { columns.firstIndex { $0.name == name } }
+
+    /// Call after appending one row's write time (keeps the order flag).
+    @inline(__always) func noteWrite(_ w: Double) {
+        if let last = writeTimes.last, w < last { sorted = false }
+    }
+
+    func append(_ b: SampleBatch) throws {
+        if let first = b.writeTimes.first { noteWrite(first) }
+        for i in 1..<max(b.count, 1) where b.writeTimes[i] < b.writeTimes[i - 1] { sorted = false; break }
+        writeTimes += b.writeTimes
+        times += b.times
+        for c in columns {
+            guard let src = b.column(c.name) else {
+                for _ in 0..<b.count { c.appendMissing() }
+                continue
+            }
+            c.append(src)
+        }
+    }
+
+    func putBack(_ b: SampleBatch) {
+        writeTimes += b.writeTimes
+        times += b.times
+        for c in columns { c.append(b.column(c.name)!) }
+        sorted = true
+    }
+
+    /// The buffered rows as a batch; the buffer is empty afterwards.
+    func take() -> SampleBatch {
+        let b = SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns.map { $0.take() })
+        writeTimes = []
+        times = []
+        reserve()
+        return b
+    }
+}
+
+/// One column being filled.
+final class ColumnBuilder {
+    let name: String
+    let kind: ColumnKind
+    var d: [Double] = []
+    var i: [Int64] = []
+    var b: [Bool] = []
+    var s: [String] = []
+    var v: [FieldValue] = []
+    var present: [Bool]? = nil
+
+    init(name: String, kind: ColumnKind) {
+        self.name = name
+        self.kind = kind
+    }
+
+    var count: Int {
+        switch kind {
+        case .double: d.count
+        case .int: i.count
+        case .bool: b.count
+        case .string: s.count
+        case .value: v.count
+        }
+    }
+
+    func reserve(_ n: Int) {
+        switch kind {
+        case .double: d.reserveCapacity(n)
+        case .int: i.reserveCapacity(n)
+        case .bool: b.reserveCapacity(n)
+        case .string: s.reserveCapacity(n)
+        case .value: v.reserveCapacity(min(n, 4096))
+        }
+    }
+
+    @inline(__always) func markPresent() {
+        if present != nil { present!.append(true) }
+    }
+
+    func markMissing() {
+        if present == nil { present = [Bool](repeating: true, count: count) }
+        present!.append(false)
+    }
+
+    /// A missing optional value (its slot holds a neutral value).
+    func appendMissing() {
+        markMissing()
+        switch kind {
+        case .double: d.append(.nan)
+        case .int: i.append(0)
+        case .bool: b.append(false)
+        case .string: s.append("")
+        case .value: v.append(.null)
+        }
+    }
+
+    /// `n` missing values at once.
+    func appendMissing(count n: Int) {
+        guard n > 0 else { return }
+        if present == nil { present = [Bool](repeating: true, count: count) }
+        present!.append(contentsOf: repeatElement(false, count: n))
+        switch kind {
+        case .double: d.append(contentsOf: repeatElement(.nan, count: n))
+        case .int: i.append(contentsOf: repeatElement(0, count: n))
+        case .bool: b.append(contentsOf: repeatElement(false, count: n))
+        case .string: s.append(contentsOf: repeatElement("", count: n))
+        case .value: v.append(contentsOf: repeatElement(.null, count: n))
+        }
+    }
+
+    /// Present values at once.
+    func appendDoubles(_ x: [Double]) {
+        if present != nil { present!.append(contentsOf: repeatElement(true, count: x.count)) }
+        d.append(contentsOf: x)
+    }
+
+    func appendInts(_ x: [Int64]) {
+        if present != nil { present!.append(contentsOf: repeatElement(true, count: x.count)) }
+        i.append(contentsOf: x)
+    }
+
+    @inline(__always) func appendDouble(_ x: Double) { markPresent(); d.append(x) }
+    @inline(__always) func appendInt(_ x: Int64) { markPresent(); i.append(x) }
+    func appendBool(_ x: Bool) { markPresent(); b.append(x) }
+    func appendString(_ x: String) { markPresent(); s.append(x) }
+    func appendValue(_ x: FieldValue) { markPresent(); v.append(x) }
+
+    func append(_ c: Column) {
+        let before = count
+        switch c.data {
+        case .double(let x) where kind == .double: d += x
+        case .int(let x) where kind == .int: i += x
+        case .bool(let x) where kind == .bool: b += x
+        case .string(let x) where kind == .string: s += x
+        case .value(let x) where kind == .value: v += x
+        default:
+            for _ in 0..<c.count { appendMissing() }
+            return
+        }
+        if let p = c.present, p.contains(false) {
+            if present == nil { present = [Bool](repeating: true, count: before) }
+            present! += p
+        } else if present != nil {
+            present! += [Bool](repeating: true, count: c.count)
+        }
+    }
+
+    func take() -> Column {
+        let data: ColumnData
+        switch kind {
+        case .double: data = .double(d); d = []
+        case .int: data = .int(i); i = []
+        case .bool: data = .bool(b); b = []
+        case .string: data = .string(s); s = []
+        case .value: data = .value(v); v = []
+        }
+        let p = present
+        present = nil
+        return Column(name: name, data: data, present: p?.contains(false) == true ? p : nil)
+    }
+}
+
+/// Exact-duplicate detection over rows: same write time, same sample time, same values
+/// (bit for bit; a missing value equals a missing value).
+enum RowDedup {
+    /// Keeps the first of each group of identical rows. Input ordered by write time.
+    static func dropDuplicates(_ b: SampleBatch) -> (SampleBatch, Int) {
+        let n = b.count
+        var drop: [Int] = []
+        var start = 0
+        while start < n {
+            var end = start + 1
+            let w = b.writeTimes[start]
+            while end < n && b.writeTimes[end].bitPattern == w.bitPattern { end += 1 }
+            if end - start > 1 {
+                // Strictly increasing sample times in the run: no two rows can be equal.
+                var increasing = true
+                for k in (start + 1)..<end where !(b.times[k] > b.times[k - 1]) { increasing = false; break }
+                if !increasing {
+                    var seen: [UInt64: [Int]] = [:]
+                    for k in start..<end {
+                        let key = b.times[k].bitPattern
+                        if let list = seen[key], list.contains(where: { rowsEqual(b, $0, b, k) }) {
+                            drop.append(k)
+                        } else {
+                            seen[key, default: []].append(k)
+                        }
+                    }
+                }
+            }
+            start = end
+        }
+        guard !drop.isEmpty else { return (b, 0) }
+        return (remove(drop, from: b), drop.count)
+    }
+
+    /// Removes the rows of `b` that equal a row of one of `stored`.
+    static func dropRows(of b: SampleBatch, presentIn stored: [SampleBatch]) -> (SampleBatch, Int) {
+        struct Key: Hashable { var w: UInt64; var t: UInt64 }
+        var index: [Key: [(Int, Int)]] = [:]
+        for (si, s) in stored.enumerated() {
+            for r in 0..<s.count { index[Key(w: s.writeTimes[r].bitPattern, t: s.times[r].bitPattern), default: []].append((si, r)) }
+        }
+        var drop: [Int] = []
+        for k in 0..<b.count {
+            guard let list = index[Key(w: b.writeTimes[k].bitPattern, t: b.times[k].bitPattern)] else { continue }
+            if list.contains(where: { rowsEqual(b, k, stored[$0.0], $0.1) }) { drop.append(k) }
+        }
+        guard !drop.isEmpty else { return (b, 0) }
+        return (remove(drop, from: b), drop.count)
+    }
+
+    static func remove(_ drop: [Int], from b: SampleBatch) -> SampleBatch {
+        var keep: [Int] = []
+        keep.reserveCapacity(b.count - drop.count)
+        var j = 0
+        let sortedDrop = drop.sorted()
+        for i in 0..<b.count {
+            if j < sortedDrop.count && sortedDrop[j] == i { j += 1; continue }
+            keep.append(i)
+        }
+        return b.gather(keep)
+    }
+
+    static func rowsEqual(_ a: SampleBatch, _ i: Int, _ b: SampleBatch, _ j: Int) -> Bool {
+        guard a.writeTimes[i].bitPattern == b.writeTimes[j].bitPattern, a.times[i].bitPattern == b.times[j].bitPattern else { return false }
+        for (ca, cb) in zip(a.columns, b.columns) {
+            let pa = ca.present?[i] ?? true, pb = cb.present?[j] ?? true
+            if pa != pb { return false }
+            if !pa { continue }
+            switch (ca.data, cb.data) {
+            case let (.double(x), .double(y)): if x[i].bitPattern != y[j].bitPattern { return false }
+            case let (.int(x), .int(y)): if x[i] != y[j] { return false }
+            case let (.bool(x), .bool(y)): if x[i] != y[j] { return false }
+            case let (.string(x), .string(y)): if x[i] != y[j] { return false }
+            case let (.value(x), .value(y)): if x[i] != y[j] { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SensorKitModel
+
+/// Everything a run needs to replay a recorded study under the same rules as a simulation:
+/// the `SampleSource`, the participants with their time zones and devices, the span the
+/// virtual clock should cover, and per participant the recorded recording intervals,
+/// authorization timeline and deletion records (applied to a `ParticipantModel` by
+/// `prepare(_:participant:)`).
+public struct RecordedStudy: Sendable {
+    /// A participant as the replay sees them.
+    public struct Participant: Sendable {
+        public var id: String
+        public var timeZone: TimeZone
+        /// False when the input did not say (UTC was assumed).
+        public var timeZoneKnown: Bool
+        /// Devices from the data, phone first.
+        public var devices: [SRDevice]
+        public var recording: [RecordingInterval]
+        public var authorization: [AuthorizationChange]
+        public var deletions: [DeletionEvent]
+        /// Sensors with stored samples (on any device).
+        public var sensors: [Sensor]
+    }
+
+    public let source: RecordedSource
+    public let participants: [Participant]
+    /// Write-time span of the samples (Unix seconds); nil for a store without samples.
+    public let dataSpan: TimeRange?
+    /// Things the user should be told before the run (unknown authorization, unknown time zone…).
+    public let warnings: [String]
+
+    /// The stakeholder under which recorded intervals enter the recording ledger.
+    public static let recordedStakeholder = Stakeholder.other("recording")
+
+    /// Opens the store at `path`; `participant` keeps only that participant.
+    public init(path: String, participant: String? = nil) throws {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ImportError(file: path, "no such recorded study (make one with `sensorium import … --into \(path)`)")
+        }
+        try self.init(store: try RecordedStore(path: path), participant: participant)
+    }
+
+    public init(store: RecordedStore, participant: String? = nil) throws {
+        let source = try store.source()
+        self.source = source
+        var people: [Participant] = []
+        var warnings: [String] = []
+        for p in source.participants {
+            if let only = participant, only != p.id { continue }
+            let devices = source.devices(participant: p.id)
+            var sensors = Set<Sensor>()
+            for d in devices { sensors.formUnion(source.sensors(participant: p.id, device: d)) }
+            let zone = TimeZone(identifier: p.timeZone) ?? TimeZone(identifier: "UTC")!
+            if !p.timeZoneKnown { warnings.append("participant '\(p.id)': time zone unknown, UTC assumed") }
+            let auth = source.authorizationTimeline(participant: p.id)
+            if auth.isEmpty && !sensors.isEmpty {
+                warnings.append("participant '\(p.id)': authorization unknown (the recording has no timeline): treated as authorized for \(sensors.sorted().map(\.rawValue).joined(separator: ", "))")
+            }
+            people.append(Participant(id: p.id, timeZone: zone, timeZoneKnown: p.timeZoneKnown, devices: devices,
+                                      recording: source.recordingIntervals(participant: p.id), authorization: auth,
+                                      deletions: source.deletions(participant: p.id), sensors: sensors.sorted()))
+        }
+        if let only = participant, people.isEmpty {
+            throw ImportError(file: store.path, "no participant '\(only)' (participants: \(source.participants.map(\.id).joined(separator: ", ")))")
+        }
+        participants = people
+        self.warnings = warnings
+        if let s = source.meta("spanStart").flatMap(Double.init), let e = source.meta("spanEnd").flatMap(Double.init) {
+            dataSpan = TimeRange(after: s, through: max(e, source.dataSpan?.through ?? e))
+        } else {
+            dataSpan = source.dataSpan
+        }
+    }
+
+    public func participant(_ id: String) -> Participant? { participants.first { $0.id == id } }
+
+    /// Local midnight (in `zone`) of the day the recording starts: the virtual clock's start.
+    public func start(in zone: TimeZone) -> Double? {
+        guard let span = dataSpan else { return nil }
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = zone
+        let first = Date(timeIntervalSince1970: span.after.isFinite ? span.after : 0)
+        return cal.startOfDay(for: first).timeIntervalSince1970
+    }
+
+    /// Whole days from `start(in:)` that cover the recording plus `hold` seconds, so that
+    /// the last samples pass the holding period before the run ends.
+    public func days(in zone: TimeZone, hold: Double = 86_400) -> Int? {
+        guard let span = dataSpan, let s = start(in: zone) else { return nil }
+        return max(1, Int(((span.through + hold - s) / 86_400).rounded(.up)))
+    }
+
+    /// Authorization at `time` from the recorded timeline (nil: nothing recorded for the sensor by then).
+    public static func status(_ sensor: Sensor, at time: Double, timeline: [AuthorizationChange]) -> SRAuthorizationStatus? {
+        timeline.last { $0.sensor == sensor && $0.at <= time }?.status
+    }
+
+    /// Puts the recorded world into `model` (whose clock is at the run's start):
+    /// - recording intervals enter the ledger under `recordedStakeholder` (a sensor with data
+    ///   but no recorded interval is taken as recorded over its data span);
+    /// - deletion records enter the deletion log (each applies from its own time on);
+    /// - authorization: every sensor takes its recorded status as of the model's now; with no
+    ///   timeline at all, every sensor with data is authorized.
+    /// Returns the authorization changes still to come, for the runtime to schedule
+    /// (`model.authorization.setStatus` at `at`, then notify readers).
+    public func prepare(_ model: inout ParticipantModel, participant id: String) -> [AuthorizationChange] {
+        guard let p = participant(id) else { return [] }
+        let lag = model.switches.watchSyncLag
+        var covered = Set<Sensor>()
+        for r in p.recording {
+            model.recording.addInterval(r.sensor, by: RecordedStudy.recordedStakeholder, after: r.after, through: r.through)
+            covered.insert(r.sensor)
+        }
+        if let span = dataSpan {
+            for s in p.sensors where !covered.contains(s) {
+                model.recording.addInterval(s, by: RecordedStudy.recordedStakeholder, after: span.after - lag - 1, through: span.through)
+            }
+        }
+        for d in p.deletions { model.deletions.add(d) }
+        let now = model.now
+        if p.authorization.isEmpty {
+            for s in p.sensors { _ = model.authorization.setStatus(s, .authorized) }
+            return []
+        }
+        for s in Set(p.authorization.map(\.sensor)) {
+            if let st = RecordedStudy.status(s, at: now, timeline: p.authorization) { _ = model.authorization.setStatus(s, st) }
+        }
+        return p.authorization.filter { $0.at > now }
+    }
+}

@@ -1,0 +1,263 @@
+import Foundation
+import SensorKitModel
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pieces of `sensorium bench store`: a 50 Hz accelerometer MyHeartCounts CSV
+/// generator, and one summary (hourly mean magnitude, daily 5/50/95th percentiles of the
+/// magnitude) computed the same way over any `SampleSource`.
+public enum StoreBenchmark {
+    public static let device = SRDevice(name: "iPhone", model: "iPhone", systemName: "iOS", systemVersion: "17.4",
+                                        productType: "iPhone15,2", kind: .phone)
+    static let deviceText = "\"<SRDevice: 0x2834; name = iPhone; model = iPhone; systemName = iOS; systemVersion = 17.4; productType = iPhone15,2>\""
+
+    /// Writes `seconds` of 50 Hz accelerometer from `start` as one MyHeartCounts CSV file
+    /// (60-s write batches; x, y, z with 6 decimals, timestamps with 2). Returns the row count.
+    @discardableResult
+    public static func writeAccelerometerCSV(path: String, start: Double, seconds: Int) throws -> Int {
+        FileManager.default.createFile(atPath: path, contents: nil)
+        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
+        defer { try? h.close() }
+        var out = [UInt8]()
+        out.reserveCapacity(1 << 22)
+        out.append(contentsOf: Array("timestamp,identifier,x,y,z,device\n".utf8))
+        let dev = Array(deviceText.utf8)
+        let rows = seconds * 50
+        var cs = Int64((start * 100).rounded())
+        var state: UInt64 = 0x1234_5678
+        func digits(_ v: Int64, _ buf: inout [UInt8]) {
+            var v = v
+            if v == 0 { buf.append(48); return }
+            var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var n = 0
+            withUnsafeMutableBytes(of: &tmp) { t in
+                while v > 0 { t[n] = UInt8(48 + v % 10); v /= 10; n += 1 }
+                while n > 0 { n -= 1; buf.append(t[n]) }
+            }
+        }
+        func fixed(_ micro: Int64, _ buf: inout [UInt8]) {
+            var m = micro
+            if m < 0 { buf.append(45); m = -m }
+            digits(m / 1_000_000, &buf)
+            buf.append(46)
+            var frac = m % 1_000_000
+            var d: [UInt8] = [48, 48, 48, 48, 48, 48]
+            for k in (0..<6).reversed() { d[k] = UInt8(48 + frac % 10); frac /= 10 }
+            buf.append(contentsOf: d)
+        }
+        for i in 0..<rows {
+            digits(cs / 100, &out)
+            out.append(46)
+            let c = cs % 100
+            out.append(UInt8(48 + c / 10)); out.append(UInt8(48 + c % 10))
+            out.append(44)
+            digits(Int64(i / 3_000) + 1, &out)
+            out.append(44)
+            // Gravity on z, a slow sway and noise.
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let noise = Int64((state >> 33) % 40_001) - 20_000
+            let sway = Int64(200_000 * sin(Double(i) * 0.0005))
+            fixed(sway + noise, &out); out.append(44)
+            fixed(noise / 2 - 10_000, &out); out.append(44)
+            fixed(-980_000 + noise, &out); out.append(44)
+            out.append(contentsOf: dev)
+            out.append(10)
+            cs += 2
+            if out.count > (1 << 22) - 256 {
+                try h.write(contentsOf: out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        try h.write(contentsOf: out)
+        return rows
+    }
+
+    /// What the summary found.
+    public struct Summary: Sendable, Equatable {
+        public var samples = 0
+        public var hours = 0
+        public var days = 0
+        /// Hourly mean magnitudes, in order.
+        public var hourlyMeans: [Double] = []
+        /// Per local day: 5th, 50th and 95th percentile of the magnitude.
+        public var dailyPercentiles: [[Double]] = []
+    }
+
+    /// Hourly mean magnitude and daily percentiles of accelerometer samples written in
+    /// (start, end], read in one-hour pieces (memory: one day of magnitudes).
+    public static func summarise(_ source: any SampleSource, participant: String, device: SRDevice,
+                                 start: Double, end: Double, timeZone: TimeZone) -> Summary {
+        var s = Summary()
+        var hourKey = Int.min, hourSum = 0.0, hourCount = 0
+        var dayKey = Int.min
+        var day: [Double] = []
+        day.reserveCapacity(4_400_000)
+        var offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: start)))
+        var offsetValidUntil = start + 3_600
+        func closeDay() {
+            guard !day.isEmpty else { return }
+            s.dailyPercentiles.append([quantile(&day, 0.05), quantile(&day, 0.5), quantile(&day, 0.95)])
+            s.days += 1
+            day.removeAll(keepingCapacity: true)
+        }
+        var t = start
+        while t < end {
+            let hi = min(end, t + 3_600)
+            let b = source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi)
+            t = hi
+            guard b.count > 0, case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
+                  case .double(let zs)? = b.column("z")?.data else { continue }
+            let times = b.times
+            for i in 0..<b.count {
+                let ti = times[i]
+                if ti >= offsetValidUntil {
+                    offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: ti)))
+                    offsetValidUntil = (ti / 3_600).rounded(.down) * 3_600 + 3_600
+                }
+                let local = ti + offset
+                let h = Int((local / 3_600).rounded(.down))
+                if h != hourKey {
+                    if hourCount > 0 { s.hourlyMeans.append(hourSum / Double(hourCount)); s.hours += 1 }
+                    hourKey = h; hourSum = 0; hourCount = 0
+                    let d = Int((local / 86_400).rounded(.down))
+                    if d != dayKey { closeDay(); dayKey = d }
+                }
+                let m = (xs[i] * xs[i] + ys[i] * ys[i] + zs[i] * zs[i]).squareRoot()
+                hourSum += m
+                hourCount += 1
+                day.append(m)
+            }
+            s.samples += b.count
+        }
+        if hourCount > 0 { s.hourlyMeans.append(hourSum / Double(hourCount)); s.hours += 1 }
+        closeDay()
+        return s
+    }
+
+    /// Linear-interpolated quantile by selection (reorders `v`).
+    static func quantile(_ v: inout [Double], _ p: Double) -> Double {
+        guard !v.isEmpty else { return .nan }
+        let h = Double(v.count - 1) * p
+        let lo = Int(h.rounded(.down))
+        let a = select(&v, lo)
+        if lo + 1 >= v.count { return a }
+        // The next order statistic is the minimum of the upper part.
+        var b = Double.infinity
+        for k in (lo + 1)..<v.count where v[k] < b { b = v[k] }
+        return a + (h - Double(lo)) * (b - a)
+    }
+
+    /// The k-th smallest value; afterwards v[..<k] ≤ v[k] ≤ v[(k+1)...].
+    static func select(_ v: inout [Double], _ k: Int) -> Double {
+        var lo = 0, hi = v.count - 1
+        var rng: UInt64 = 0x9E37_79B9_7F4A_7C15
+        v.withUnsafeMutableBufferPointer { a in
+            while lo < hi {
+                rng = rng &* 6_364_136_223_846_793_005 &+ 1
+                let pivot = a[lo + Int((rng >> 33) % UInt64(hi - lo + 1))]
+                var i = lo, j = hi
+                while i <= j {
+                    while a[i] < pivot { i += 1 }
+                    while a[j] > pivot { j -= 1 }
+                    if i <= j { a.swapAt(i, j); i += 1; j -= 1 }
+                }
+                if k <= j { hi = j } else if k >= i { lo = i } else { break }
+            }
+        }
+        return v[k]
+    }
+
+    /// Peak resident memory of this process so far, bytes.
+    public static func peakResidentBytes() -> Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss * 1024
+    }
+
+    /// Stores `source`'s accelerometer of one participant's phone over (start, end] in `store`
+    /// (one transaction, one-hour pieces). Returns the rows stored.
+    public static func storeAccelerometer(from source: any SampleSource, participant: String, device: SRDevice,
+                                          start: Double, end: Double, into store: RecordedStore, timeZone: String) throws -> Int {
+        let (_, stats) = try store.importing { session in
+            try session.addParticipant(RecordedParticipant(id: participant, timeZone: timeZone))
+            var t = start
+            while t < end {
+                let hi = min(end, t + 3_600)
+                try session.append(participant: participant, device: device,
+                                   source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi))
+                t = hi
+            }
+        }
+        return stats.rowsStored
+    }
+
+    /// The whole benchmark; prints through `output`. `keep`: leave the temporary folder.
+    public static func run(weekDays: Int = 7, directory: URL? = nil, output: (String) -> Void) throws {
+        let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
+        SimulatorBenchmark.tuneAllocator()
+        let start = 1_772_409_600.0 // 2026-03-02 00:00 UTC, a Monday
+        let zone = TimeZone(identifier: "UTC")!
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        output("sensorium bench store: 50 Hz accelerometer, MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
+        var weekStore: RecordedStore? = nil
+        for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
+            let csv = dir.appendingPathComponent("accelerometer-\(days)d.csv").path
+            var t = now()
+            let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
+            let size = (try? FileManager.default.attributesOfItem(atPath: csv)[.size] as? NSNumber)??.int64Value ?? 0
+            output(String(format: "  %@: generated %d rows (%.0f MB of CSV) in %.2f s", label, rows, Double(size) / 1e6, secs(t)))
+            let path = dir.appendingPathComponent("store-\(days)d.sqlite").path
+            let store = try RecordedStore(path: path)
+            t = now()
+            let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [csv], participant: "bench", timeZone: "UTC",
+                                                           progressBar: false))
+            let s = secs(t)
+            let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
+            output(String(format: "  %@: import %.2f s = %.2f M rows/s (target ≥ 5), %.0f MB MB/s of CSV, store %.0f MB; peak memory so far %.0f MB",
+                          label, s, Double(stats.rowsRead) / s / 1e6, Double(size) / 1e6 / s, Double(dbSize) / 1e6,
+                          Double(peakResidentBytes()) / 1e6))
+            try FileManager.default.removeItem(atPath: csv)
+            if days == weekDays { weekStore = store } else { try store.close() }
+        }
+        // Scan and summarise the stored week vs the same summary over the simulator.
+        if let store = weekStore {
+            let rec = try store.source()
+            let end = start + Double(weekDays) * 86_400
+            var t = now()
+            let stored = summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
+            let s1 = secs(t)
+            output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
+                          s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
+        }
+        let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let phone = sim.devices(participant: "bench")[0]
+        let paris = TimeZone(identifier: "Europe/Paris")!
+        let end = start + Double(weekDays) * 86_400
+        var t = now()
+        let fromSim = summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let simSeconds = secs(t)
+        output(String(format: "  simulator participant-week: same summary: %.2f s, %.1f M samples/s (%d samples)",
+                      simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
+        let simStore = try RecordedStore(path: dir.appendingPathComponent("simulated-week.sqlite").path)
+        t = now()
+        let n = try storeAccelerometer(from: sim, participant: "bench", device: phone, start: start, end: end, into: simStore, timeZone: "Europe/Paris")
+        output(String(format: "  the simulator's week stored: %d rows in %.2f s", n, secs(t)))
+        let rec = try simStore.source()
+        t = now()
+        let fromStore = summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let storeSeconds = secs(t)
+        output(String(format: "  stored simulator week: same summary: %.2f s, %.1f M samples/s; identical result: %@",
+                      storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
+        output(String(format: "  ratio stored / simulator: %.2f (target ≤ 2)", storeSeconds / simSeconds))
+        output(String(format: "  peak resident memory: %.0f MB", Double(peakResidentBytes()) / 1e6))
+        try simStore.close()
+        try weekStore?.close()
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import SensorKitModel
+
+/// The simulated world as a `SampleSource`: deterministic participants whose every sample
+/// is a pure function of (seed, participant, sensor, device, time).
+///
+/// Each participant lives one story per local day (sleep, commute, work, walks, phone use,
+/// watch wear) drawn from the seed; every sensor is a view of that story. Asking for any
+/// range — a week at once or hour by hour, in any order — gives the same rows, at a cost
+/// proportional to the range.
+public struct SimulatedSource: SampleSource {
+    public let seed: UInt64
+    public let settings: SimulationSettings
+    /// Participant ids in scenario order.
+    public let participantIDs: [String]
+    let participants: [String: Participant]
+
+    /// The sensors this simulator generates (the others answer with empty batches).
+    public static let implementedSensors: [Sensor] = [
+        .ambientLightSensor, .accelerometer, .rotationRate, .onWristState, .heartRate, .pedometerData,
+        .deviceUsageReport, .keyboardMetrics,
+    ]
+
+    /// Throws `SimulationError` for an unknown time zone, a duplicate id or a bad event.
+    public init(seed: UInt64, participants: [ParticipantDescription], settings: SimulationSettings = SimulationSettings()) throws {
+        self.seed = seed
+        self.settings = settings
+        var map: [String: Participant] = [:]
+        var ids: [String] = []
+        for d in participants {
+            guard map[d.id] == nil else { throw SimulationError(participant: d.id, message: "duplicate participant id") }
+            map[d.id] = try Participant(d, seed: seed, settings: settings)
+            ids.append(d.id)
+        }
+        self.participants = map
+        participantIDs = ids
+    }
+
+    public func devices(participant: String) -> [SRDevice] {
+        guard let p = participants[participant] else { return [] }
+        return [p.phone] + (p.watch.map { [$0] } ?? [])
+    }
+
+    /// The participant's habits with every number filled in (nil for an unknown id).
+    public func profile(participant: String) -> ResolvedProfile? { participants[participant]?.profile }
+
+    /// Whether `sensor` produces data on a device of `kind` in this simulator (§3.1 "Src").
+    public static func produces(_ sensor: Sensor, on kind: DeviceKind) -> Bool {
+        implementedSensors.contains(sensor) && Schema.produces(sensor, on: kind)
+    }
+
+    public func samples(participant: String, sensor: Sensor, device: SRDevice,
+                        writtenAfter after: Double, through: Double) -> SampleBatch {
+        guard through > after, let p = participants[participant], let kind = p.device(for: device),
+              SimulatedSource.produces(sensor, on: kind) else { return Schema.empty(sensor) }
+        let ctx = WriteContext(p, kind: kind, after: after, through: through)
+        switch sensor {
+        case .accelerometer, .rotationRate: return motionBatch(p, kind: kind, sensor: sensor, ctx: ctx)
+        case .ambientLightSensor: return ambientLightBatch(p, ctx: ctx)
+        case .heartRate: return heartRateBatch(p, ctx: ctx)
+        case .onWristState: return onWristBatch(p, ctx: ctx)
+        case .pedometerData: return pedometerBatch(p, ctx: ctx)
+        case .deviceUsageReport: return deviceUsageBatch(p, ctx: ctx)
+        case .keyboardMetrics: return keyboardBatch(p, ctx: ctx)
+        default: return Schema.empty(sensor)
+        }
+    }
+}

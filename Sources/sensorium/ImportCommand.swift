@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import SensorBackends
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import recorded SensorKit data into a study store (SQLite).",
+        discussion: """
+        Formats: native (Sensorium's own folder, docs/native-format.md), mhc-csv (MyHeartCounts
+        per-sensor CSV files), mdh-json (a MyDataHelps SensorKit export tree, .json or .json.gz).
+        The import is one transaction: on any error nothing is stored. Exact duplicates are
+        dropped and counted; importing the same files again changes nothing.
+        """
+    )
+
+    @Option(help: "Input format: native, mhc-csv or mdh-json.")
+    var format: String
+
+    @Argument(help: "Files or folders to import.")
+    var sources: [String]
+
+    @Option(help: "The study store to create or add to (a .sqlite file).")
+    var into: String
+
+    @Option(help: "mhc-csv: the participant the files belong to. native, mdh-json: import only this participant.")
+    var participant: String?
+
+    @Option(help: "IANA time zone for participants the input does not place (mhc-csv, mdh-json; default UTC).")
+    var timezone: String?
+
+    func run() throws {
+        guard let f = ImportFormat(rawValue: format) else {
+            throw ValidationError("unknown format '\(format)': expected one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        do {
+            let store = try RecordedStore(path: into)
+            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone))
+            try store.checkpoint()
+            try store.close()
+            print(stats.report(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
+            print("store: \(into)")
+        } catch let e as ImportError {
+            printError("import failed, nothing was stored: \(e)")
+            throw ExitCode(1)
+        } catch let e as StoreCorruption {
+            printError("\(e)")
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,469 @@
+import Foundation
+import XCTest
+import SensorKitModel
+@testable import SensorBackends
+
+/// MyHeartCounts CSV and MyDataHelps JSON fixtures made from the published column lists
+/// and property names; bad input; atomicity; idempotence.
+final class RecordedImportTests: XCTestCase {
+    /// SRDevice's description as MyHeartCounts writes it (the productType holds a comma, so the field is quoted).
+    static let phoneText = "<SRDevice: 0x2834; name = iPhone; model = iPhone; systemName = iOS; systemVersion = 17.4; productType = iPhone15,2>"
+    static let watchText = "<SRDevice: 0x2835; name = Apple Watch; model = Watch; systemName = watchOS; systemVersion = 10.4; productType = Watch6,1>"
+    /// 2024-11-21 00:00 Europe/Berlin (23:00 UTC the day before).
+    static let t0 = 1_732_143_600.0
+
+    func csvField(_ s: String) -> String { s.contains(",") ? "\"\(s)\"" : s }
+
+    /// Writes a fixture of every MHC CSV sensor; returns (folder, expected rows).
+    func mhcFixture(_ dir: URL) throws -> (String, Int) {
+        let folder = dir.appendingPathComponent("mhc")
+        let phone = csvField(Self.phoneText), watch = csvField(Self.watchText)
+        var rows = 0
+        // Accelerometer: 3 batches of 50 samples at 50 Hz.
+        var accel = "timestamp,identifier,x,y,z,device\n"
+        for b in 0..<3 {
+            for i in 0..<50 {
+                let t = Self.t0 + 3_600 + Double(b) * 60 + Double(i) * 0.02
+                accel += "\(t),\(1000 + b),\(0.001 * Double(i)),-0.5,\(-0.98 + 0.0001 * Double(b)),\(phone)\n"
+                rows += 1
+            }
+        }
+        try writeFile(folder, "accelerometer_1.csv", accel)
+        var light = "timestamp,lux,placement,chromacityX,chromacityY,device\n"
+        let placements = ["frontTop", "frontBottom", "unknown"]
+        for i in 0..<6 {
+            light += "\(Self.t0 + 7_200 + Double(i) * 10),\(100.5 + Double(i)),\(placements[i % 3]),0.31,0.32,\(phone)\n"
+            rows += 1
+        }
+        try writeFile(folder, "ambientLight_1.csv", light)
+        var pressure = "timestamp,identifier,pressure,temperature,device\n"
+        for i in 0..<10 {
+            pressure += "\(Self.t0 + 100 + Double(i)),7,101.325,21.5,\(phone)\n"
+            rows += 1
+        }
+        try writeFile(folder, "pressure_1.csv", pressure)
+        var hr = "timestamp,value,confidence,device\n"
+        for i in 0..<5 {
+            hr += "\(Self.t0 + 9_000 + Double(i)),\(60 + i),\(i % 4),\(watch)\n"
+            rows += 1
+        }
+        try writeFile(folder, "heartRate_1.csv", hr)
+        let ped = """
+        start,end,steps,distance,floorsUp,floorsDown,currentPace,currentCadence,avgActivePace,device
+        \(Self.t0 + 36_000),\(Self.t0 + 36_150),210,160.5,1,0,0.8,1.6,0.75,\(phone)
+        \(Self.t0 + 36_150),\(Self.t0 + 36_300),90,,,,,,,\(phone)
+
+        """
+        rows += 2
+        try writeFile(folder, "pedometer_1.csv", ped)
+        let temp = """
+        timestamp,value,errorEstimate,condition
+        \(Self.t0 + 3_000),35.1,0.1,
+        \(Self.t0 + 3_300),35.2,0.1,"offWrist,inMotion"
+        \(Self.t0 + 3_600),35.3,0.2,onCharger
+
+        """
+        rows += 1
+        try writeFile(folder, "wristTemperature_session1.csv", temp)
+        return (folder.path, rows)
+    }
+
+    func testMyHeartCountsFixturesImportEveryPublishedColumn() throws {
+        let dir = try recordedTempDir(self)
+        let (folder, expected) = try mhcFixture(dir)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [folder], participant: "p1",
+                                                       timeZone: "Europe/Berlin", progressBar: false))
+        XCTAssertEqual(stats.rowsStored, expected)
+        XCTAssertEqual(stats.duplicatesDropped, 0)
+        let rec = try store.source()
+        XCTAssertEqual(rec.participant("p1")?.timeZone, "Europe/Berlin")
+        let devices = rec.devices(participant: "p1")
+        XCTAssertEqual(devices.map(\.kind), [.phone, .watch])
+        let phone = devices[0], watch = devices[1]
+        XCTAssertEqual(phone.productType, "iPhone15,2")
+        XCTAssertEqual(phone.systemVersion, "17.4")
+        XCTAssertEqual(watch.name, "Apple Watch")
+        XCTAssertEqual(watch.systemName, "watchOS")
+
+        let all = (-1e10, 1e10)
+        let accel = rec.samples(participant: "p1", sensor: .accelerometer, device: phone, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(accel.count, 150)
+        XCTAssertEqual(ints(accel, "identifier").prefix(2), [1000, 1000])
+        XCTAssertEqual(doubles(accel, "x")[49], 0.049, accuracy: 1e-15)
+        XCTAssertEqual(doubles(accel, "z")[100], -0.9798, accuracy: 1e-15)
+        // Write time = the batch's last sample.
+        XCTAssertEqual(accel.writeTimes[0], Self.t0 + 3_600 + 49 * 0.02, accuracy: 1e-9)
+        XCTAssertEqual(accel.times[1], Self.t0 + 3_600 + 0.02, accuracy: 1e-9)
+        XCTAssertEqual(accel.column("timestamp")?.present?.contains(true), false, "MHC has no uptime: missing")
+
+        let light = rec.samples(participant: "p1", sensor: .ambientLightSensor, device: phone, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(ints(light, "placement"), [1, 2, 0, 1, 2, 0])
+        XCTAssertEqual(doubles(light, "chromaticityX")[0], 0.31)
+        XCTAssertEqual(doubles(light, "lux")[5], 105.5)
+
+        let pressure = rec.samples(participant: "p1", sensor: .ambientPressure, device: phone, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(doubles(pressure, "pressure").first, 101.325)
+        XCTAssertEqual(doubles(pressure, "temperature").first, 21.5)
+
+        let hr = rec.samples(participant: "p1", sensor: .heartRate, device: watch, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(doubles(hr, "heartRate"), [60, 61, 62, 63, 64])
+        XCTAssertEqual(ints(hr, "confidence"), [0, 1, 2, 3, 0])
+
+        let ped = rec.samples(participant: "p1", sensor: .pedometerData, device: phone, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(ints(ped, "numberOfSteps"), [210, 90])
+        XCTAssertEqual(ped.column("distance")?.present, [true, false])
+        XCTAssertEqual(ped.column("floorsAscended")?.present, [true, false])
+        XCTAssertEqual(doubles(ped, "endDate")[0], Self.t0 + 36_150)
+        XCTAssertEqual(ped.writeTimes, [Self.t0 + 36_150, Self.t0 + 36_300])
+
+        let temp = rec.samples(participant: "p1", sensor: .wristTemperature, device: watch, writtenAfter: all.0, through: all.1)
+        XCTAssertEqual(temp.count, 1, "one session per file")
+        XCTAssertEqual(temp.times, [Self.t0 + 3_000])
+        XCTAssertEqual(doubles(temp, "duration"), [600])
+        guard case .value(let v)? = temp.column("temperatures")?.data, case .array(let readings) = v[0] else {
+            return XCTFail("temperatures")
+        }
+        XCTAssertEqual(readings.count, 3)
+        XCTAssertEqual(readings[1], .object([("timestamp", .double(Self.t0 + 3_300)), ("value", .double(35.2)),
+                                              ("condition", .int(5)), ("errorEstimate", .double(0.1))]))
+    }
+
+    /// Three days of pedometer bins and heart rate in Berlin: daily totals and means through
+    /// the store (fetched as a protocol would) equal an independent computation.
+    func testDailySummariesThroughTheStoreMatchAnIndependentComputation() throws {
+        let dir = try recordedTempDir(self)
+        let folder = dir.appendingPathComponent("mhc")
+        let phone = csvField(Self.phoneText), watch = csvField(Self.watchText)
+        var ped = "start,end,steps,distance,floorsUp,floorsDown,currentPace,currentCadence,avgActivePace,device\n"
+        var hr = "timestamp,value,confidence,device\n"
+        var expectedSteps: [Int: Int] = [:]
+        var hrSum: [Int: Double] = [:], hrCount: [Int: Int] = [:]
+        var rng = SplitMix(seed: 42)
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        func localDay(_ t: Double) -> Int {
+            let offset = Double(berlin.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
+            return Int(((t + offset) / 86_400).rounded(.down))
+        }
+        var t = Self.t0 - 3_600
+        while t < Self.t0 + 3 * 86_400 {
+            let steps = Int(rng.next() % 400)
+            ped += "\(t),\(t + 150),\(steps),\(Double(steps) * 0.7),,,,,,\(phone)\n"
+            expectedSteps[localDay(t), default: 0] += steps
+            t += 150
+        }
+        t = Self.t0 - 3_600
+        while t < Self.t0 + 3 * 86_400 {
+            let bpm = 50 + Double(rng.next() % 9_000) / 100
+            hr += "\(t),\(bpm),3,\(watch)\n"
+            hrSum[localDay(t), default: 0] += bpm
+            hrCount[localDay(t), default: 0] += 1
+            t += 60
+        }
+        try writeFile(folder, "pedometer.csv", ped)
+        try writeFile(folder, "heart_rate.csv", hr)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        try store.importData(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p1", timeZone: "Europe/Berlin",
+                                           progressBar: false))
+        let rec = try store.source()
+        let zone = TimeZone(identifier: rec.participant("p1")!.timeZone)!
+        XCTAssertEqual(zone, berlin)
+        // Fetch as a protocol does: through the rules, after the holding period, in chunks.
+        var study = ResolvedStudy()
+        study.entitledSensors = [.pedometerData, .heartRate]
+        var switches = WorldSwitches()
+        switches.duplicateRate = 0
+        var model = ParticipantModel(participant: "p1", study: study, switches: switches, activation: Self.t0 - 30 * 86_400)
+        for s in [Sensor.pedometerData, .heartRate] {
+            _ = model.authorization.setStatus(s, .authorized)
+            model.recording.addInterval(s, by: .system, after: Self.t0 - 86_400, through: Self.t0 + 4 * 86_400)
+        }
+        model.advance(to: Self.t0 + 5 * 86_400)
+        let devices = rec.devices(participant: "p1")
+        func fetch(_ s: Sensor, _ d: SRDevice) -> SampleBatch {
+            model.fetch(FetchRequest(from: model.clock.srTime(atTrue: Self.t0 - 86_400), to: model.clock.srTime(atTrue: Self.t0 + 4 * 86_400),
+                                     device: d), sensor: s, source: rec).plan!.collect()
+        }
+        let p = fetch(.pedometerData, devices[0])
+        var steps: [Int: Int] = [:]
+        for (i, n) in ints(p, "numberOfSteps").enumerated() { steps[localDay(p.times[i]), default: 0] += Int(n) }
+        XCTAssertEqual(steps, expectedSteps)
+        let h = fetch(.heartRate, devices[1])
+        var sum: [Int: Double] = [:], count: [Int: Int] = [:]
+        for (i, v) in doubles(h, "heartRate").enumerated() { sum[localDay(h.times[i]), default: 0] += v; count[localDay(h.times[i]), default: 0] += 1 }
+        XCTAssertEqual(count, hrCount)
+        for (d, s) in hrSum { XCTAssertEqual(sum[d]! / Double(count[d]!), s / Double(hrCount[d]!), accuracy: 1e-9) }
+        XCTAssertEqual(Set(steps.keys).count, 4, "four local days touched (the first hour is the day before)")
+    }
+
+    // MARK: MyDataHelps
+
+    func mdhItem(_ write: Double, _ sample: String) -> String { "{\"timestamp\": \(write), \"sample\": \(sample)}" }
+
+    func accelBatch(_ write: Double, _ id: Int, count: Int) -> String {
+        let elements = (0..<count).map { i in
+            "{\"acceleration\": {\"x\": \(0.01 * Double(i)), \"y\": 0.5, \"z\": -0.98}, \"timestamp\": \(5_000.0 + Double(i) * 0.02), \"startDate\": \(write - 60 + Double(i) * 0.02), \"identifier\": \(id)}"
+        }
+        return mdhItem(write, "[" + elements.joined(separator: ",") + "]")
+    }
+
+    func mdhTree(_ dir: URL, duplicate: Bool = false) throws -> String {
+        let root = dir.appendingPathComponent("export")
+        let device = "{\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\"}"
+        var items = [accelBatch(Self.t0 + 60, 1, count: 20), accelBatch(Self.t0 + 120, 2, count: 20)]
+        if duplicate { items.append(accelBatch(Self.t0 + 60, 1, count: 20)) }
+        let accel = "{\"device\": \(device), \"samples\": [\(items.joined(separator: ",\n"))]}"
+        let f = try writeFile(root, "sensorkit-accelerometer/iPhone/P7/dev-A/2024-11-21T00-00-00.json", accel)
+        _ = try gzipFile(f)
+        try FileManager.default.removeItem(atPath: f)
+        let light = "[{\"device\": \(device), \"samples\": [" + (0..<4).map { i in
+            mdhItem(Self.t0 + Double(i) * 10, "{\"lux\": \(20.0 + Double(i)), \"placement\": \(i % 2 == 0 ? "\"frontTop\"" : "3"), \"chromaticity\": {\"x\": 0.3, \"y\": 0.33}, \"mystery\": 1}")
+        }.joined(separator: ",") + "]}]"
+        try writeFile(root, "sensorkit-ambient-light-sensor/iPhone/P7/dev-A/q1.json", light)
+        let watchDevice = "{\"systemVersion\": \"10.4\", \"systemName\": \"watchOS\", \"model\": \"Watch\", \"name\": \"Watch\"}"
+        let hr = "{\"device\": \(watchDevice), \"samples\": [" + (0..<3).map { i in
+            mdhItem(Self.t0 + 4_000 + Double(i), "{\"heartRate\": \(70 + i), \"confidence\": \"high\", \"date\": \"2024-11-21T00:0\(i):00.5Z\", \"timestamp\": \(900.5 + Double(i))}")
+        }.joined(separator: ",") + "]}"
+        try writeFile(root, "sensorkit-heart-rate/Watch/P7/dev-W/q1.json", hr)
+        return root.path
+    }
+
+    func testMyDataHelpsTreeImportsGzipAndPlainJSON() throws {
+        let dir = try recordedTempDir(self)
+        let root = try mdhTree(dir)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [root], timeZone: "Europe/Berlin", progressBar: false))
+        XCTAssertEqual(stats.rowsStored, 40 + 4 + 3)
+        XCTAssertEqual(stats.notUnderstood["ambientLightSensor sample: mystery"], 4, "unknown fields are reported")
+        let rec = try store.source()
+        XCTAssertEqual(rec.participants.map(\.id), ["P7"])
+        let devices = rec.devices(participant: "P7")
+        XCTAssertEqual(devices.map(\.kind), [.phone, .watch])
+        XCTAssertEqual(devices[0].productType, "dev-A", "MyDataHelps names no productType: the device folder stands in")
+        let accel = rec.samples(participant: "P7", sensor: .accelerometer, device: devices[0], writtenAfter: 0, through: 4e9)
+        XCTAssertEqual(accel.count, 40)
+        XCTAssertEqual(accel.writeTimes[0], Self.t0 + 60)
+        XCTAssertEqual(accel.times[3], Self.t0 + 0.06, accuracy: 1e-9)
+        XCTAssertEqual(doubles(accel, "timestamp")[1], 5_000.02, "CMLogItem uptime kept")
+        XCTAssertEqual(ints(accel, "identifier")[25], 2)
+        let light = rec.samples(participant: "P7", sensor: .ambientLightSensor, device: devices[0], writtenAfter: 0, through: 4e9)
+        XCTAssertEqual(ints(light, "placement"), [1, 3, 1, 3], "case names and raw values both read")
+        XCTAssertEqual(doubles(light, "chromaticityY"), [0.33, 0.33, 0.33, 0.33])
+        let hr = rec.samples(participant: "P7", sensor: .heartRate, device: devices[1], writtenAfter: 0, through: 4e9)
+        XCTAssertEqual(ints(hr, "confidence"), [2, 2, 2])
+        XCTAssertEqual(hr.times[1], 1_732_147_260.5, "ISO 8601 dates read")
+    }
+
+    func testExactDuplicatesAreDroppedAndCounted() throws {
+        let dir = try recordedTempDir(self)
+        let root = try mdhTree(dir, duplicate: true)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false))
+        XCTAssertEqual(stats.duplicatesInInput, 20, "the batch reported twice")
+        XCTAssertEqual(stats.rowsStored, 47)
+        XCTAssertTrue(stats.report().contains("duplicates dropped: 20"))
+    }
+
+    // MARK: Re-import and atomicity
+
+    func testReimportingTheSameFilesChangesNothing() throws {
+        let dir = try recordedTempDir(self)
+        let (folder, expected) = try mhcFixture(dir)
+        let root = try mdhTree(dir)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let mhc = ImportRequest(format: .mhcCSV, sources: [folder], participant: "p1", timeZone: "UTC", progressBar: false)
+        let mdh = ImportRequest(format: .mdhJSON, sources: [root], progressBar: false)
+        try store.importData(mhc)
+        try store.importData(mdh)
+        let before = try store.contentDigest()
+        let again = try store.importData(mhc)
+        XCTAssertEqual(again.rowsStored, 0)
+        XCTAssertEqual(again.duplicatesAlreadyStored, expected)
+        XCTAssertEqual(again.metadataAdded, 0)
+        let again2 = try store.importData(mdh)
+        XCTAssertEqual(again2.rowsStored, 0)
+        XCTAssertEqual(try store.contentDigest(), before)
+    }
+
+    func testAFailureMidwayLeavesTheStoreExactlyAsItWas() throws {
+        let dir = try recordedTempDir(self)
+        let (folder, _) = try mhcFixture(dir)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        try store.importData(ImportRequest(format: .mhcCSV, sources: [folder], participant: "p1", progressBar: false))
+        let before = try store.contentDigest()
+        // A second participant: a large good file, then a file that fails on its last line.
+        let bad = dir.appendingPathComponent("bad")
+        var good = "timestamp,identifier,x,y,z,device\n"
+        for i in 0..<200_000 { good += "\(Self.t0 + Double(i) * 0.02),\(i / 3_000),0.1,0.2,0.3,iPhone\n" }
+        try writeFile(bad, "a_accelerometer.csv", good)
+        try writeFile(bad, "b_heart.csv", "timestamp,value,confidence,device\n\(Self.t0),60,3,Watch\n\(Self.t0 + 1),sixty,3,Watch\n")
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .mhcCSV, sources: [bad.path], participant: "p2",
+                                                                progressBar: false))) { e in
+            XCTAssertTrue("\(e)".contains("b_heart.csv:3, column 'value': expected a number"), "\(e)")
+        }
+        XCTAssertEqual(try store.contentDigest(), before)
+        XCTAssertEqual(try store.source().participants.map(\.id), ["p1"])
+        // Same for the native format failing in its second stream.
+        let sim = makeSource(seed: 3, [trio[0]])
+        let export = dir.appendingPathComponent("native")
+        try NativeFormat.export(NativeFormat.Study(start: monday, end: monday + day, participants: [.init(id: "ana", timeZone: "Europe/Berlin")],
+                                                   sensors: [.ambientLightSensor, .heartRate]), source: sim, to: export)
+        let hrFile = export.appendingPathComponent("ana/watch/heartRate.csv").path
+        var text = try String(contentsOfFile: hrFile, encoding: .utf8)
+        text += "1772420000.5,1772420000.5,oops,3,12.5\n"
+        try text.write(toFile: hrFile, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .native, sources: [export.path], progressBar: false))) { e in
+            XCTAssertTrue("\(e)".contains("heartRate.csv:"), "\(e)")
+            XCTAssertTrue("\(e)".contains("column 'heartRate': expected a number, found 'oops'"), "\(e)")
+        }
+        XCTAssertEqual(try store.contentDigest(), before)
+    }
+
+    // MARK: Bad input
+
+    func importError(_ request: ImportRequest, _ dir: URL) -> String {
+        do {
+            let store = try RecordedStore(path: dir.appendingPathComponent("err-\(UInt32.random(in: 0...UInt32.max)).sqlite").path)
+            try store.importData(request)
+            return "no error"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testWrongHeaderNamesFileLineColumnAndExpectation() throws {
+        let dir = try recordedTempDir(self)
+        let f = try writeFile(dir, "in/accelerometer_7.csv", "timestamp,identifier,X,y,z,device\n1732143600.0,1,0,0,0,iPhone\n")
+        let e = importError(ImportRequest(format: .mhcCSV, sources: [f], participant: "p"), dir)
+        XCTAssertTrue(e.contains("accelerometer_7.csv:1, column 'X'"), e)
+        XCTAssertTrue(e.contains("column 3 is 'X', expected 'x'"), e)
+        XCTAssertTrue(e.contains("timestamp,identifier,x,y,z,device"), e)
+        let g = try writeFile(dir, "in2/whatever.csv", "a,b,c\n1,2,3\n")
+        let e2 = importError(ImportRequest(format: .mhcCSV, sources: [g], participant: "p"), dir)
+        XCTAssertTrue(e2.contains("whatever.csv:1: not a MyHeartCounts SensorKit CSV header"), e2)
+        XCTAssertTrue(e2.contains("heart rate: timestamp,value,confidence,device"), e2)
+    }
+
+    func testNonNumericValueNamesLineAndColumn() throws {
+        let dir = try recordedTempDir(self)
+        let f = try writeFile(dir, "in/accel.csv", "timestamp,identifier,x,y,z,device\n1732143600.0,1,0,0,0,iPhone\n1732143600.02,1,0.1,abc,0,iPhone\n")
+        let e = importError(ImportRequest(format: .mhcCSV, sources: [f], participant: "p"), dir)
+        XCTAssertTrue(e.contains("accel.csv:3, column 'y': expected a number, found 'abc'"), e)
+    }
+
+    func testMillisecondTimestampsAreCaught() throws {
+        let dir = try recordedTempDir(self)
+        let f = try writeFile(dir, "in/hr.csv", "timestamp,value,confidence,device\n1732143600125,60,3,Watch\n")
+        let e = importError(ImportRequest(format: .mhcCSV, sources: [f], participant: "p"), dir)
+        XCTAssertTrue(e.contains("hr.csv:2, column 'timestamp'"), e)
+        XCTAssertTrue(e.contains("looks like milliseconds since 1970"), e)
+        XCTAssertTrue(e.contains("expected seconds since 1970"), e)
+        // The same in a MyDataHelps file, named by its JSON path.
+        let json = "{\"device\": {\"name\": \"iPhone\"}, \"samples\": [{\"timestamp\": 1732143600.5, \"sample\": {\"lux\": 3, \"placement\": 1, \"chromaticity\": {\"x\": 0, \"y\": 0}}}, {\"timestamp\": 1732143600500, \"sample\": {\"lux\": 3, \"placement\": 1, \"chromaticity\": {\"x\": 0, \"y\": 0}}}]}"
+        try writeFile(dir, "mdh/sensorkit-ambient-light-sensor/iPhone/P1/d1/q.json", json)
+        let e2 = importError(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh").path]), dir)
+        XCTAssertTrue(e2.contains("q.json:1 at $.samples[1].timestamp"), e2)
+        XCTAssertTrue(e2.contains("looks like milliseconds"), e2)
+        // Seconds since 2001 are caught too.
+        let f3 = try writeFile(dir, "in3/hr.csv", "timestamp,value,confidence,device\n753836400.5,60,3,Watch\n")
+        let e3 = importError(ImportRequest(format: .mhcCSV, sources: [f3], participant: "p"), dir)
+        XCTAssertTrue(e3.contains("looks like seconds since 2001-01-01"), e3)
+    }
+
+    func testTruncatedGzipIsAnError() throws {
+        let dir = try recordedTempDir(self)
+        let root = try mdhTree(dir)
+        let gz = root + "/sensorkit-accelerometer/iPhone/P7/dev-A/2024-11-21T00-00-00.json.gz"
+        let data = try Data(contentsOf: URL(fileURLWithPath: gz))
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: gz))
+        let e = importError(ImportRequest(format: .mdhJSON, sources: [root]), dir)
+        XCTAssertTrue(e.contains("2024-11-21T00-00-00.json.gz"), e)
+        XCTAssertTrue(e.contains("truncated gzip file"), e)
+    }
+
+    func testUnknownSensorFolderIsAnError() throws {
+        let dir = try recordedTempDir(self)
+        let root = try mdhTree(dir)
+        try FileManager.default.moveItem(atPath: root + "/sensorkit-heart-rate", toPath: root + "/sensorkit-acelerometer")
+        let e = importError(ImportRequest(format: .mdhJSON, sources: [root]), dir)
+        XCTAssertTrue(e.contains("sensorkit-acelerometer: unknown sensor folder 'sensorkit-acelerometer'"), e)
+        XCTAssertTrue(e.contains("did you mean 'sensorkit-accelerometer'"), e)
+    }
+
+    func testBadJSONNamesThePath() throws {
+        let dir = try recordedTempDir(self)
+        let json = "{\"device\": {\"name\": \"iPhone\"},\n \"samples\": [{\"timestamp\": 1732143600.5, \"sample\": {\"lux\": \"bright\", \"placement\": 1}}]}"
+        try writeFile(dir, "mdh/sensorkit-ambient-light-sensor/iPhone/P1/d1/q.json", json)
+        let e = importError(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh").path]), dir)
+        XCTAssertTrue(e.contains("q.json:2 at $.samples[0].sample.lux, column 'lux': expected a number, found \"bright\""), e)
+        try writeFile(dir, "mdh2/sensorkit-ambient-light-sensor/iPhone/P1/d1/q.json", "{\"device\": {\"name\": \"iPhone\"}, \"samples\": [1, 2")
+        let e2 = importError(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh2").path]), dir)
+        XCTAssertTrue(e2.contains("at $.samples[0]: expected a sample item as an object"), e2)
+    }
+
+    func testNumberParserIsExact() {
+        let cases = ["0", "-0.0", "1732204800.125", "0.12345678901234568", "1e-05", "5e+20", "-1.7976931348623157e+308",
+                     "4.9406564584124654e-324", "123456789012345678901234", "0.1", "2.2250738585072014e-308", "nan", "inf", "-inf"]
+        for c in cases {
+            let got = Array(c.utf8).withUnsafeBufferPointer { NumberParser.double($0) }
+            let want = Double(c)!
+            XCTAssertEqual(got?.bitPattern, want.bitPattern, c)
+        }
+        for bad in ["", "abc", "1.2.3", "1e", "--1", "0x10", " 1"] {
+            XCTAssertNil(Array(bad.utf8).withUnsafeBufferPointer { NumberParser.double($0) }, bad)
+        }
+        var rng = SplitMix(seed: 9)
+        for _ in 0..<20_000 {
+            let d = Double(bitPattern: rng.next() & 0x7FEF_FFFF_FFFF_FFFF)
+            let text = "\(d)"
+            XCTAssertEqual(Array(text.utf8).withUnsafeBufferPointer { NumberParser.double($0) }?.bitPattern, d.bitPattern, text)
+        }
+    }
+
+    func testColumnCodecRoundTripsEveryKind() throws {
+        var rng = SplitMix(seed: 1)
+        let columns: [ColumnData] = [
+            .double((0..<1000).map { _ in Double(bitPattern: rng.next()) }),
+            .double((0..<1000).map { Double($0) * 0.02 + 1_732_143_600 }),
+            .double((0..<1000).map { _ in Double(Int(rng.next() % 2_000_001) - 1_000_000) / 1e6 }),
+            .double([Double](repeating: -0.0, count: 50)),
+            .double([0.1, -0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]),
+            .int((0..<1000).map { _ in Int64(bitPattern: rng.next()) }),
+            .int([Int64](repeating: 7, count: 100)),
+            .bool([true, false, true]),
+            .string(["a", "b", "a", "a", "ü,\"x\"", ""]),
+            .string(["x", "y"]),
+            .value([.null, .object([("a", .array([.int(1), .double(.nan), .string("s")])), ("b", .bool(true))])]),
+        ]
+        for c in columns {
+            let bytes = ColumnCodec.encode(c)
+            let back = try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: kind(c), count: c.count) }
+            switch (c, back) {
+            case let (.double(a), .double(b)): XCTAssertEqual(a.map(\.bitPattern), b.map(\.bitPattern))
+            default: XCTAssertEqual(c, back)
+            }
+        }
+    }
+
+    func kind(_ c: ColumnData) -> ColumnKind {
+        switch c {
+        case .double: .double
+        case .int: .int
+        case .bool: .bool
+        case .string: .string
+        case .value: .value
+        }
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

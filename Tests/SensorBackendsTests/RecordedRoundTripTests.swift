@@ -1,0 +1,112 @@
+import Foundation
+import XCTest
+import SensorKitModel
+@testable import SensorBackends
+
+/// simulate → export (native) → import → the store answers exactly what the simulator did.
+final class RecordedRoundTripTests: XCTestCase {
+    static let dense: Set<Sensor> = [.accelerometer, .rotationRate]
+
+    func study(_ start: Double, _ end: Double, sensors: [Sensor]) -> NativeFormat.Study {
+        NativeFormat.Study(start: start, end: end, participants: trio.map { p in
+            NativeFormat.Study.Participant(
+                id: p.id, timeZone: p.timeZone,
+                authorization: [AuthorizationChange(sensor: .heartRate, at: start, status: .authorized),
+                                AuthorizationChange(sensor: .heartRate, at: start + 30_000, status: .denied)],
+                deletions: [DeletionEvent(sensor: .ambientLightSensor, device: nil, range: TimeRange(after: start + 3_600, through: start + 7_200),
+                                          at: start + 10_000, reason: .userInitiated)])
+        }, sensors: sensors)
+    }
+
+    /// Every sensor the simulator implements except the 50 Hz streams, over two days of three participants.
+    func testEverySparseSensorRoundTripsOverTwoDays() throws {
+        let sensors = SimulatedSource.implementedSensors.filter { !Self.dense.contains($0) }
+        try roundTrip(sensors: sensors, start: monday, end: monday + 2 * day, pieces: 7)
+    }
+
+    /// The 50 Hz streams (phone and watch), over half an hour of three participants (debug builds parse 17-digit doubles slowly).
+    func testDenseSensorsRoundTrip() throws {
+        let sensors = SimulatedSource.implementedSensors.filter { Self.dense.contains($0) }
+        try roundTrip(sensors: sensors, start: monday + 9 * 3_600, end: monday + 9.5 * 3_600, pieces: 5)
+    }
+
+    func roundTrip(sensors: [Sensor], start: Double, end: Double, pieces: Int) throws {
+        let sim = makeSource(seed: 11, trio)
+        let dir = try recordedTempDir(self)
+        let folder = dir.appendingPathComponent("export")
+        let exported = try NativeFormat.export(study(start, end, sensors: sensors), source: sim, to: folder)
+        XCTAssertGreaterThan(exported.rows, 0)
+        let store = try RecordedStore(path: dir.appendingPathComponent("study.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
+        XCTAssertEqual(stats.rowsRead, exported.rows)
+        XCTAssertEqual(stats.rowsStored, exported.rows, "no row of the simulator is an exact duplicate")
+        let rec = try store.source()
+
+        XCTAssertEqual(rec.participants.map(\.id), trio.map(\.id).sorted())
+        for p in trio {
+            XCTAssertEqual(rec.participant(p.id)?.timeZone, p.timeZone)
+            XCTAssertEqual(rec.devices(participant: p.id), sim.devices(participant: p.id), "devices of \(p.id), phone first")
+            XCTAssertEqual(rec.authorizationTimeline(participant: p.id).map(\.status), [.authorized, .denied])
+            XCTAssertEqual(rec.deletions(participant: p.id).count, 1)
+            XCTAssertFalse(rec.recordingIntervals(participant: p.id).isEmpty)
+            for device in sim.devices(participant: p.id) {
+                for sensor in sensors {
+                    let what = "\(p.id) \(device.kind) \(sensor)"
+                    // What the exporter asked the simulator: the span in its write-time pieces.
+                    let piece = (sensor.info.cadence.nominalPeriod ?? 60) < 5 ? 3_600.0 : 86_400.0
+                    var expected = SampleBatch.empty(for: sensor)
+                    var t0 = start
+                    while t0 < end {
+                        expected.append(sim.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: t0, through: min(end, t0 + piece)))
+                        t0 += piece
+                    }
+                    // The whole span in one call, and in uneven pieces (as a fetch asks).
+                    assertSameRows(rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: start, through: end),
+                                   expected, what)
+                    let step = (end - start) / Double(pieces)
+                    var t = start
+                    while t < end {
+                        let hi = min(end, t + step * 0.93)
+                        let lo = expected.writeTimes.firstIndex { $0 > t } ?? expected.count
+                        let up = expected.writeTimes.firstIndex { $0 > hi } ?? expected.count
+                        assertSameRows(rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: t, through: hi),
+                                       lo < up ? expected.slice(lo..<up) : SampleBatch.empty(for: sensor), "\(what) (\(t - start), \(hi - start)]")
+                        t = hi
+                    }
+                }
+            }
+        }
+    }
+
+    /// Through the model: a fetch over the recorded source delivers what the same fetch over the simulator does.
+    func testFetchThroughTheModelMatches() throws {
+        let sim = makeSource(seed: 5, [trio[0]])
+        let dir = try recordedTempDir(self)
+        let folder = dir.appendingPathComponent("export")
+        let sensors: [Sensor] = [.ambientLightSensor, .heartRate, .deviceUsageReport]
+        let start = monday, end = monday + 3 * day
+        try NativeFormat.export(NativeFormat.Study(start: start, end: end, participants: [
+            .init(id: "ana", timeZone: "Europe/Berlin"),
+        ], sensors: sensors), source: sim, to: folder)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
+        let rec = try store.source()
+        var study = ResolvedStudy()
+        study.entitledSensors = Set(sensors)
+        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * day)
+        for s in sensors {
+            _ = model.authorization.setStatus(s, .authorized)
+            model.recording.addInterval(s, by: .system, after: start, through: end)
+        }
+        model.advance(to: end)
+        for s in sensors {
+            for device in sim.devices(participant: "ana") where s.deviceKinds.contains(device.kind) {
+                let req = FetchRequest(from: model.clock.srTime(atTrue: start), to: model.clock.srTime(atTrue: end), device: device)
+                let a = model.fetch(req, sensor: s, source: rec).plan!.collect()
+                let b = model.fetch(req, sensor: s, source: sim).plan!.collect()
+                XCTAssertGreaterThan(b.count, 0, "\(s) has data")
+                assertSameRows(a, b, "fetch \(s) \(device.kind)")
+            }
+        }
+    }
+}

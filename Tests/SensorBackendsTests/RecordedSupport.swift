@@ -1,0 +1,68 @@
+import Foundation
+import XCTest
+import SensorKitModel
+@testable import SensorBackends
+
+/// A fresh temporary folder, removed at the end of the test.
+func recordedTempDir(_ test: XCTestCase, _ name: String = #function) throws -> URL {
+    let clean = name.filter { $0.isLetter || $0.isNumber }
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-rec-\(clean)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+    return dir
+}
+
+/// Bit-exact row equality (NaN equals NaN; an all-true presence mask equals none).
+func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+    guard a.count == b.count else {
+        XCTFail("\(what): \(a.count) rows vs \(b.count)", file: file, line: line)
+        return
+    }
+    XCTAssertEqual(a.sensor, b.sensor, what, file: file, line: line)
+    XCTAssertEqual(a.writeTimes.map(\.bitPattern), b.writeTimes.map(\.bitPattern), "\(what): write times", file: file, line: line)
+    XCTAssertEqual(a.times.map(\.bitPattern), b.times.map(\.bitPattern), "\(what): times", file: file, line: line)
+    XCTAssertEqual(a.columns.map(\.name), b.columns.map(\.name), "\(what): column names", file: file, line: line)
+    for (ca, cb) in zip(a.columns, b.columns) {
+        let pa = ca.present ?? [Bool](repeating: true, count: ca.count)
+        let pb = cb.present ?? [Bool](repeating: true, count: cb.count)
+        XCTAssertEqual(pa, pb, "\(what): presence of \(ca.name)", file: file, line: line)
+        switch (ca.data, cb.data) {
+        case let (.double(x), .double(y)):
+            // Missing values carry no meaning in their slot.
+            let xs = zip(x, pa).map { $1 ? $0.bitPattern : 0 }, ys = zip(y, pb).map { $1 ? $0.bitPattern : 0 }
+            if xs != ys {
+                let i = zip(xs, ys).enumerated().first { $0.element.0 != $0.element.1 }!.offset
+                XCTFail("\(what): column \(ca.name) differs first at row \(i): \(x[i]) vs \(y[i])", file: file, line: line)
+            }
+        case let (.int(x), .int(y)):
+            XCTAssertEqual(zip(x, pa).map { $1 ? $0 : 0 }, zip(y, pb).map { $1 ? $0 : 0 }, "\(what): \(ca.name)", file: file, line: line)
+        case let (.bool(x), .bool(y)):
+            XCTAssertEqual(zip(x, pa).map { $1 && $0 }, zip(y, pb).map { $1 && $0 }, "\(what): \(ca.name)", file: file, line: line)
+        case let (.string(x), .string(y)):
+            XCTAssertEqual(zip(x, pa).map { $1 ? $0 : "" }, zip(y, pb).map { $1 ? $0 : "" }, "\(what): \(ca.name)", file: file, line: line)
+        case let (.value(x), .value(y)):
+            XCTAssertTrue(zip(x, pa).map { $1 ? $0 : .null } == zip(y, pb).map { $1 ? $0 : .null }, "\(what): \(ca.name)", file: file, line: line)
+        default:
+            XCTFail("\(what): column \(ca.name) has kinds \(ca.data) vs \(cb.data)", file: file, line: line)
+        }
+    }
+}
+
+/// Writes `text` to `dir/name` (creating folders) and returns the path.
+@discardableResult
+func writeFile(_ dir: URL, _ name: String, _ text: String) throws -> String {
+    let url = dir.appendingPathComponent(name)
+    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try text.write(to: url, atomically: true, encoding: .utf8)
+    return url.path
+}
+
+/// gzip-compresses `data` with the system's gzip (as MyDataHelps ships its files).
+func gzipFile(_ path: String) throws -> String {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/bin/gzip")
+    p.arguments = ["-kf", path]
+    try p.run()
+    p.waitUntilExit()
+    return path + ".gz"
+}
