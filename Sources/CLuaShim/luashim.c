@@ -9,6 +9,7 @@
 #include "luashim.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -906,4 +907,17 @@ void luashim_push_argerror(lua_State *L, int arg, const char *extramsg) {
         }
     }
     lua_pushfstring(L, "bad argument #%d to '%s' (%s)", arg, ar.name ? ar.name : "?", extramsg);
+}
+
+/* ===================================================================== */
+/* Process allocator                                                      */
+/* ===================================================================== */
+
+void luashim_tune_process_allocator(void) {
+    /* Sample chunks are megabytes of columns, allocated and freed chunk after chunk.
+     * By default glibc hands such blocks back to the kernel (mmap/trim) and every new
+     * chunk page-faults its memory in again, which costs more than the work on the
+     * samples. Keep them in the heap instead; peak memory stays bounded by the chunk. */
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
 }

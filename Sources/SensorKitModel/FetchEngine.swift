@@ -463,11 +463,14 @@ public struct FetchChunk: Sendable {
         let n = batch.count
         var starts: [Int]? = nil
         if plan.sensor.shape == .array {
+            // A result is a run of rows with the same write time and batch identifier.
             var s: [Int] = [0]
-            var ids: [Int64]? = nil
-            if case .int(let v)? = batch.column("identifier")?.data { ids = v }
-            for i in 1..<max(n, 1) where batch.writeTimes[i] != batch.writeTimes[i - 1] || (ids.map { $0[i] != $0[i - 1] } ?? false) {
-                s.append(i)
+            let ids: [Int64] = if case .int(let v)? = batch.column("identifier")?.data { v } else { [] }
+            batch.writeTimes.withUnsafeBufferPointer { w in
+                ids.withUnsafeBufferPointer { id in
+                    let hasIDs = id.count == w.count
+                    for i in 1..<max(n, 1) where w[i] != w[i - 1] || (hasIDs && id[i] != id[i - 1]) { s.append(i) }
+                }
             }
             starts = n == 0 ? [] : s
         }

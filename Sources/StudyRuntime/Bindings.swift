@@ -548,6 +548,19 @@ final class Bindings {
                 return 1
             }
         }
+        groupsClass.method("quantiles") { g, call in
+            let field = try call.string(2)
+            let qs = try call.table(3).arrayValue?.compactMap(\.doubleValue) ?? []
+            guard !qs.isEmpty, qs.allSatisfy({ (0...1).contains($0) }) else {
+                throw LuaArgumentError(index: 3, message: "expected a list of quantiles between 0 and 1, e.g. {0.05, 0.5, 0.95}")
+            }
+            let groups = try g.set.grouped(by: g.grouping, aggregate: .quantiles(field, qs))
+            call.push(.array(groups.map { r in
+                .dictionary(["key": .string(r.label), "start": .number(r.start), "count": .integer(Int64(r.count)),
+                             "values": .array(r.values.map { .number($0) })])
+            }))
+            return 1
+        }
         groupsClass.method("quantile") { g, call in
             let q = try call.double(3)
             guard (0...1).contains(q) else { throw LuaArgumentError(index: 3, message: "quantile must be between 0 and 1") }

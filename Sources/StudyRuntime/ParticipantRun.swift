@@ -139,6 +139,7 @@ public final class ParticipantRun {
         self.model = ParticipantModel(participant: setup.id, study: ResolvedStudy(), switches: settings.switches,
                                       activation: settings.start - 30 * 86_400, seed: participantSeed)
         model.advance(to: settings.start)
+        model.chunkRows = 1 << 18       // ~1.5 h of 50 Hz data a chunk: few backend calls, ~15 MB a chunk
         self.state = try LuaState(limits: settings.limits,
                                   sandbox: SandboxOptions(moduleDirectories: settings.moduleDirectories,
                                                           seed: Int64(bitPattern: participantSeed >> 1)))

@@ -164,7 +164,8 @@ public final class ReportBook {
         return "[\n" + rows.joined(separator: ",\n") + (rows.isEmpty ? "]\n" : "\n]\n")
     }
 
-    static func jsonString(_ s: String) -> String {
+    /// A JSON string literal (quotes, backslashes and control characters escaped).
+    public static func jsonString(_ s: String) -> String {
         var out = "\""
         for u in s.unicodeScalars {
             switch u {

@@ -133,51 +133,74 @@ public final class SampleSet: @unchecked Sendable {
         var index: [Int64: Int] = [:]
         var keys: [Int64] = []
         var stats: [RunningStats] = []
-        // Quantiles need each group's values. Rows come in time order, so a group two keys
-        // behind the current one is complete: its quantile is taken and its values freed,
-        // which bounds memory by about two groups. A row arriving late for a finished group
-        // marks it for an exact second pass over just that group.
+        // Quantiles need each group's values. Rows come in time order, so once a later key
+        // starts, the earlier groups are complete: their quantiles are taken and their values
+        // freed, which bounds memory by one group. Rows arriving late for a finished group
+        // mark it for an exact second pass over just that group.
         var values: [[Double]] = []
-        var finished: [Double?] = []
+        var finished: [[Double]?] = []
         var open: Set<Int> = []
         var late: Set<Int64> = []
-        let q: Double? = if case .quantile(_, let q) = aggregate { q } else { nil }
+        let qs: [Double]? = switch aggregate {
+        case .quantile(_, let q): [q]
+        case .quantiles(_, let q): q
+        default: nil
+        }
         var localKeys = LocalKeys(grouping: grouping, timeZone: timeZone)
-        var lastKey = Int64.min, slot = -1
+
+        func slot(for key: Int64) -> Int {
+            if let known = index[key] { return known }
+            index[key] = keys.count
+            keys.append(key)
+            stats.append(RunningStats())
+            values.append([])
+            finished.append(nil)
+            return keys.count - 1
+        }
+
         try forEachChunk { batch, sel in
             let numbers: [Double]? = try aggregate.field.map { try FieldReader.numbers($0, in: batch) }
-            func visit(_ i: Int) {
-                let key = localKeys.key(for: batch.times[i])
-                if key != lastKey {
-                    if let known = index[key] { slot = known } else {
-                        slot = keys.count
-                        index[key] = slot
-                        keys.append(key)
-                        stats.append(RunningStats())
-                        values.append([])
-                        finished.append(nil)
+            let ones: [Double] = numbers == nil ? [Double](repeating: 1, count: batch.count) : []
+            let v = numbers ?? ones
+            // Split the chunk into runs of rows with the same group key, then aggregate
+            // each run in one tight loop.
+            let rows: [Int] = sel ?? []
+            let count = sel?.count ?? batch.count
+            var runStart = 0
+            var runKey = Int64.min
+            func flush(_ end: Int) {
+                guard end > runStart else { return }
+                let s = slot(for: runKey)
+                let part = sel == nil ? RunningStats(v, range: runStart..<end) : RunningStats(v, selection: Array(rows[runStart..<end]))
+                stats[s].merge(part)
+                if let qs {
+                    if finished[s] != nil { late.insert(runKey) }
+                    if !late.contains(runKey) {
+                        if sel == nil { values[s].append(contentsOf: v[runStart..<end].lazy.filter { !$0.isNaN }) }
+                        else { for i in rows[runStart..<end] where !v[i].isNaN { values[s].append(v[i]) } }
                     }
-                    lastKey = key
-                    if let q {
-                        if finished[slot] != nil { late.insert(key) }
-                        open.insert(slot)
-                        for s in open where keys[s] < key - 1 {
-                            finished[s] = Quantiles.of(&values[s], q)
-                            values[s] = []
-                            open.remove(s)
-                        }
+                    open.insert(s)
+                    for o in open where keys[o] < runKey {
+                        finished[o] = qs.map { Quantiles.of(&values[o], $0) }
+                        values[o] = []
+                        open.remove(o)
                     }
-                }
-                let v = numbers?[i] ?? 1
-                if !v.isNaN {
-                    stats[slot].add(v)
-                    if q != nil, !late.contains(key) { values[slot].append(v) }
                 }
             }
-            if let sel { for i in sel { visit(i) } } else { for i in 0..<batch.count { visit(i) } }
+            batch.times.withUnsafeBufferPointer { t in
+                for j in 0..<count {
+                    let key = localKeys.key(for: t[sel == nil ? j : rows[j]])
+                    if key != runKey {
+                        flush(j)
+                        runStart = j
+                        runKey = key
+                    }
+                }
+            }
+            flush(count)
         }
-        if let q, case .quantile(let field, _) = aggregate {
-            for s in open { finished[s] = Quantiles.of(&values[s], q) }
+        if let qs, let field = aggregate.field {
+            for s in open { finished[s] = qs.map { Quantiles.of(&values[s], $0) } }
             for key in late.sorted() {
                 let s = index[key]!
                 var all: [Double] = []
@@ -187,11 +210,12 @@ public final class SampleSet: @unchecked Sendable {
                     func take(_ i: Int) { if keyer.key(for: batch.times[i]) == key, !v[i].isNaN { all.append(v[i]) } }
                     if let sel { for i in sel { take(i) } } else { for i in 0..<batch.count { take(i) } }
                 }
-                finished[s] = Quantiles.of(&all, q)
+                finished[s] = qs.map { Quantiles.of(&all, $0) }
             }
         }
         return keys.indices.sorted { keys[$0] < keys[$1] }.map { s in
             let g = stats[s]
+            let extra: [Double] = if case .quantiles = aggregate { finished[s] ?? [] } else { [] }
             let value: Double = switch aggregate {
             case .count: Double(g.count)
             case .sum: g.sum
@@ -199,9 +223,11 @@ public final class SampleSet: @unchecked Sendable {
             case .min: g.min
             case .max: g.max
             case .stddev: g.standardDeviation
-            case .quantile: finished[s] ?? .nan
+            case .quantile: finished[s]?.first ?? .nan
+            case .quantiles: extra.first ?? .nan
             }
-            return GroupResult(label: localKeys.label(for: keys[s]), start: localKeys.start(for: keys[s]), count: g.count, value: value)
+            return GroupResult(label: localKeys.label(for: keys[s]), start: localKeys.start(for: keys[s]), count: g.count,
+                               value: value, values: extra)
         }
     }
 }
@@ -223,11 +249,13 @@ public enum GroupAggregate: Sendable, Equatable {
     case max(String)
     case stddev(String)
     case quantile(String, Double)
+    /// Several quantiles from one pass and one sort per group (`values` of each result).
+    case quantiles(String, [Double])
 
     var field: String? {
         switch self {
         case .count: nil
-        case .sum(let f), .mean(let f), .min(let f), .max(let f), .stddev(let f), .quantile(let f, _): f
+        case .sum(let f), .mean(let f), .min(let f), .max(let f), .stddev(let f), .quantile(let f, _), .quantiles(let f, _): f
         }
     }
 }
@@ -237,6 +265,8 @@ public struct GroupResult: Sendable, Equatable {
     public var start: Double
     public var count: Int
     public var value: Double
+    /// For `.quantiles`: one value per requested quantile.
+    public var values: [Double] = []
 }
 
 /// A row filter `field op value` on a numeric or text field.
@@ -357,6 +387,33 @@ public struct RunningStats: Sendable, Equatable {
     private var m2 = 0.0
 
     public init() {}
+
+    /// Stats of `values[range]`.
+    init(_ values: [Double], range: Range<Int>) {
+        var n = 0, sum = 0.0, lo = Double.infinity, hi = -Double.infinity
+        values.withUnsafeBufferPointer { v in
+            for i in range {
+                let x = v[i]
+                if x.isNaN { continue }
+                n += 1
+                sum += x
+                lo = Swift.min(lo, x)
+                hi = Swift.max(hi, x)
+            }
+        }
+        guard n > 0 else { return }
+        let mean = sum / Double(n)
+        var m2 = 0.0
+        values.withUnsafeBufferPointer { v in
+            for i in range where !v[i].isNaN { let d = v[i] - mean; m2 += d * d }
+        }
+        self.count = n
+        self.sum = sum
+        self.min = lo
+        self.max = hi
+        self.mean_ = mean
+        self.m2 = m2
+    }
 
     init(_ values: [Double], selection: [Int]?) {
         var n = 0, s = 0.0, lo = Double.infinity, hi = -Double.infinity

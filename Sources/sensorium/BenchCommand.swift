@@ -68,8 +68,8 @@ struct BenchLua: ParsableCommand {
             let median = times[times.count / 2]
             medians[name] = median
             let perCall = median / Double(calls) * 1e9
-            print(String(format: "  %-38@ %8.3f s  %7.1f ns/iteration  %7.2f M calls/s",
-                         name as NSString, median, perCall, Double(calls) / median / 1e6))
+            print("  " + name.padding(toLength: 38, withPad: " ", startingAt: 0)
+                  + String(format: " %8.3f s  %7.1f ns/iteration  %7.2f M calls/s", median, perCall, Double(calls) / median / 1e6))
         }
         let a = medians["(a) Lua function"]!, b = medians["(b) Swift function, safe trampoline"]!
         let c = medians["(c) Swift capturing closure"]!, cfn = medians["C function (baseline)"]!
@@ -113,20 +113,6 @@ struct BenchStudy: ParsableCommand {
     sensorkit.requestAuthorization({ "accelerometer" })
     """
 
-    static func summary(days: Int) -> String {
-        """
-        local start = time.studyStart()
-        local phone = sensorkit.currentDevice()
-        local week = accel:samples { device = phone, from = start, to = start + days(\(days)) }
-        local hourly = week:byHour():mean("magnitude")
-        local byDay = week:byDay()
-        local p5, p50, p95 = byDay:quantile("magnitude", 0.05), byDay:quantile("magnitude", 0.5), byDay:quantile("magnitude", 0.95)
-        local n = 0
-        for _, h in ipairs(hourly) do n = n + h.count end
-        return n, #hourly, #p50, p5[2].value, p50[2].value, p95[2].value
-        """
-    }
-
     func run() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -143,14 +129,31 @@ struct BenchStudy: ParsableCommand {
         try participant.drain(until: participant.settings.start + Double(days + 1) * 86_400 + 3_600)
 
         print("sensorium bench study: \(days) participant-day(s) of 50 Hz accelerometer, one participant")
+        let state = participant.state
+        try state.execute("""
+            local start = time.studyStart()
+            week = accel:samples { device = sensorkit.currentDevice(), from = start, to = start + days(\(days)) }
+            """, chunkName: "=bench")
+        let steps: [(String, String)] = [
+            ("fetch + count", "return week:count()"),
+            ("hourly mean magnitude", "return #week:byHour():mean('magnitude')"),
+            ("daily 5/50/95th percentiles", "return #week:byDay():quantiles('magnitude', { 0.05, 0.5, 0.95 })"),
+        ]
         let rssBefore = peakResidentBytes()
-        let t0 = DispatchTime.now().uptimeNanoseconds
-        let results = try participant.state.execute(BenchStudy.summary(days: days), chunkName: "=bench")
-        let sensoriumSeconds = seconds(since: t0)
+        var sensoriumSeconds = 0.0
+        var samples = 0
+        for (name, chunk) in steps {
+            let t = DispatchTime.now().uptimeNanoseconds
+            let r = try state.execute(chunk, chunkName: "=bench")
+            let elapsed = seconds(since: t)
+            sensoriumSeconds += elapsed
+            if samples == 0 { samples = Int(r.first?.integerValue ?? 0) }
+            print("  " + name + String(format: ": %.3f s", elapsed))
+        }
+        let results = try state.execute("return 0, 0, 0, 0, week:byDay():quantiles('magnitude', { 0.5 })[2].values[1]", chunkName: "=bench")
         let rssAfter = peakResidentBytes()
-        let samples = Int(results[0].integerValue ?? 0)
-        print(String(format: "  Sensorium: fetch + hourly mean magnitude + daily 5/50/95th pct: %.3f s, %.1f M samples/s, %d samples, %d hours, %d days",
-                     sensoriumSeconds, Double(samples) / sensoriumSeconds / 1e6, samples, Int(results[1].integerValue ?? 0), Int(results[2].integerValue ?? 0)))
+        print(String(format: "  Sensorium total (summary passes re-read the simulator): %.3f s, %.1f M samples/s over %d samples",
+                     sensoriumSeconds, Double(samples) / sensoriumSeconds / 1e6, samples))
         print(String(format: "  peak resident memory: %.0f MB (%.0f MB before the summary)", Double(rssAfter) / 1e6, Double(rssBefore) / 1e6))
 
         // The baseline: the same samples already in memory, summarised by a tight Swift loop.

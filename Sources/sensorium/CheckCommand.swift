@@ -123,15 +123,4 @@ struct SensorsCommand: ParsableCommand {
     }
 }
 
-func jsonString(_ s: String) -> String {
-    var out = "\""
-    for u in s.unicodeScalars {
-        switch u {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        default: if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
-        }
-    }
-    return out + "\""
-}
+func jsonString(_ s: String) -> String { ReportBook.jsonString(s) }

@@ -1,7 +1,18 @@
 import ArgumentParser
+import CLuaShim
 
 @main
 struct Sensorium: ParsableCommand {
+    static func main() {
+        luashim_tune_process_allocator()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "sensorium",
         abstract: "Run SensorKit study protocols written in Lua, in virtual time.",

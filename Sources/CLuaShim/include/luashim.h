@@ -126,6 +126,9 @@ int luashim_load_text(lua_State *L, const char *buffer, size_t size, const char 
  * as luaL_argerror words it, without raising. [-0, +1] */
 void luashim_push_argerror(lua_State *L, int arg, const char *extramsg);
 
+/* Tunes glibc's allocator for chunked sample processing (call once, at start). */
+void luashim_tune_process_allocator(void);
+
 /* ---- function forms of Lua macros ---- */
 int luashim_registryindex(void);
 int luashim_upvalueindex(int i);
