@@ -149,7 +149,8 @@ public final class StudyRunner {
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches)
         var runs: [ParticipantRun] = []
         for p in recorded.participants {
-            let run = try ParticipantRun(setup: ParticipantSetup(id: p.id, timeZone: p.timeZone), settings: runSettings,
+            let consent = recorded.consentPolicy(participant: p.id, at: start)
+            let run = try ParticipantRun(setup: ParticipantSetup(id: p.id, timeZone: p.timeZone, consent: consent), settings: runSettings,
                                          source: recorded.source, report: report, output: output)
             for change in recorded.prepare(&run.model, participant: p.id) {
                 _ = run.loop.schedule(at: change.at) { [unowned run] in

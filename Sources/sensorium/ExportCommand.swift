@@ -9,9 +9,7 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write a simulated study in Sensorium's native format (for import and replay).",
         discussion: """
-        Takes the same world flags as `run`. Writes every stream the simulator produces over the
-        study span, the participants' time zones and devices, the authorization timeline their
-        consent answers and revocations give, and their deletions (docs/native-format.md).
+        Takes the same world flags as `run`. Writes every stream the simulator produces over the study span, the participants' time zones and devices, the authorization timeline their consent answers and revocations give, and their deletions (docs/native-format.md).
         """
     )
 
@@ -36,6 +34,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Time zone of participants without one (IANA name, default UTC).")
     var timezone: String?
 
+    @Option(help: "Only these sensors, comma-separated (default: every sensor the simulator produces).")
+    var sensors: String?
+
     func run() throws {
         // The runner reads the scenario exactly as `run` does; no protocol is executed.
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")
@@ -56,7 +57,16 @@ struct ExportCommand: ParsableCommand {
         }
         guard let first = runs.first else { throw ValidationError("the scenario has no participants") }
         let spanStart = first.settings.start, spanEnd = first.settings.end
-        let sensors = SimulatedSource.implementedSensors
+        var sensors = SimulatedSource.implementedSensors
+        if let list = self.sensors {
+            sensors = []
+            for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                switch SensorCatalogue.sensor(named: name) {
+                case .success(let s): sensors.append(s)
+                case .failure(let e): throw ValidationError("--sensors: \(e)")
+                }
+            }
+        }
         var people: [NativeFormat.Study.Participant] = []
         for run in runs {
             let setup = run.setup

@@ -8,7 +8,7 @@ final class RecordedRoundTripTests: XCTestCase {
     static let dense: Set<Sensor> = [.accelerometer, .rotationRate]
 
     func study(_ start: Double, _ end: Double, sensors: [Sensor]) -> NativeFormat.Study {
-        NativeFormat.Study(start: start, end: end, participants: trio.map { p in
+        NativeFormat.Study(start: start, end: end, participants: simTrio.map { p in
             NativeFormat.Study.Participant(
                 id: p.id, timeZone: p.timeZone,
                 authorization: [AuthorizationChange(sensor: .heartRate, at: start, status: .authorized),
@@ -21,17 +21,17 @@ final class RecordedRoundTripTests: XCTestCase {
     /// Every sensor the simulator implements except the 50 Hz streams, over two days of three participants.
     func testEverySparseSensorRoundTripsOverTwoDays() throws {
         let sensors = SimulatedSource.implementedSensors.filter { !Self.dense.contains($0) }
-        try roundTrip(sensors: sensors, start: monday, end: monday + 2 * day, pieces: 7)
+        try roundTrip(sensors: sensors, start: simMonday, end: simMonday + 2 * simDay, pieces: 7)
     }
 
     /// The 50 Hz streams (phone and watch), over half an hour of three participants (debug builds parse 17-digit doubles slowly).
     func testDenseSensorsRoundTrip() throws {
         let sensors = SimulatedSource.implementedSensors.filter { Self.dense.contains($0) }
-        try roundTrip(sensors: sensors, start: monday + 9 * 3_600, end: monday + 9.5 * 3_600, pieces: 5)
+        try roundTrip(sensors: sensors, start: simMonday + 9 * 3_600, end: simMonday + 9.5 * 3_600, pieces: 5)
     }
 
     func roundTrip(sensors: [Sensor], start: Double, end: Double, pieces: Int) throws {
-        let sim = makeSource(seed: 11, trio)
+        let sim = makeSimSource(seed: 11, simTrio)
         let dir = try recordedTempDir(self)
         let folder = dir.appendingPathComponent("export")
         let exported = try NativeFormat.export(study(start, end, sensors: sensors), source: sim, to: folder)
@@ -41,9 +41,16 @@ final class RecordedRoundTripTests: XCTestCase {
         XCTAssertEqual(stats.rowsRead, exported.rows)
         XCTAssertEqual(stats.rowsStored, exported.rows, "no row of the simulator is an exact duplicate")
         let rec = try store.source()
+        // Importing the same folder again changes nothing.
+        let digest = try store.contentDigest()
+        let again = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
+        XCTAssertEqual(again.rowsStored, 0)
+        XCTAssertEqual(again.metadataAdded, 0)
+        XCTAssertEqual(again.duplicatesAlreadyStored, exported.rows)
+        XCTAssertEqual(try store.contentDigest(), digest)
 
-        XCTAssertEqual(rec.participants.map(\.id), trio.map(\.id).sorted())
-        for p in trio {
+        XCTAssertEqual(rec.participants.map(\.id), simTrio.map(\.id), "in import order")
+        for p in simTrio {
             XCTAssertEqual(rec.participant(p.id)?.timeZone, p.timeZone)
             XCTAssertEqual(rec.devices(participant: p.id), sim.devices(participant: p.id), "devices of \(p.id), phone first")
             XCTAssertEqual(rec.authorizationTimeline(participant: p.id).map(\.status), [.authorized, .denied])
@@ -80,11 +87,11 @@ final class RecordedRoundTripTests: XCTestCase {
 
     /// Through the model: a fetch over the recorded source delivers what the same fetch over the simulator does.
     func testFetchThroughTheModelMatches() throws {
-        let sim = makeSource(seed: 5, [trio[0]])
+        let sim = makeSimSource(seed: 5, [simTrio[0]])
         let dir = try recordedTempDir(self)
         let folder = dir.appendingPathComponent("export")
         let sensors: [Sensor] = [.ambientLightSensor, .heartRate, .deviceUsageReport]
-        let start = monday, end = monday + 3 * day
+        let start = simMonday, end = simMonday + 3 * simDay
         try NativeFormat.export(NativeFormat.Study(start: start, end: end, participants: [
             .init(id: "ana", timeZone: "Europe/Berlin"),
         ], sensors: sensors), source: sim, to: folder)
@@ -93,7 +100,7 @@ final class RecordedRoundTripTests: XCTestCase {
         let rec = try store.source()
         var study = ResolvedStudy()
         study.entitledSensors = Set(sensors)
-        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * day)
+        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * simDay)
         for s in sensors {
             _ = model.authorization.setStatus(s, .authorized)
             model.recording.addInterval(s, by: .system, after: start, through: end)

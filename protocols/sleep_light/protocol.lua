@@ -1,31 +1,181 @@
--- Evening light and sleep timing (flagship demo, first cut).
+-- Evening light and sleep timing.
+--
+-- Light in the hours before bed delays the circadian clock and sleep (Chang et al. 2015,
+-- PNAS 112:1232; Cain et al. 2020, PNAS 117:3390). This protocol pairs, night by night,
+-- the light the iPhone measured in the two hours before sleep onset with the sleep
+-- session the Apple Watch recorded (onset, offset, midpoint, duration), and per
+-- participant relates the two and computes social jetlag (mid-sleep before free days
+-- minus before workdays, Wittmann et al. 2006).
+--
+-- Caveats a researcher should know: SensorKit's ambient light sensor reads only while
+-- the screen is on, so "evening light" is the light at the phone while it is in use;
+-- sleep sessions come only from a watch worn in bed.
+--
+-- Each day at 12:00 the protocol analyses last night but one: the sleep session is
+-- written when the watch syncs after waking and then held 24 hours, so the window of
+-- sessions written between 12:00 two days ago and 12:00 yesterday holds one night.
+
 study {
   id = "sleep-light", title = "Evening light and sleep timing",
-  usage = "Measures light exposure to study its effect on sleep.",
-  privacy_policy = "https://example.org/privacy",
-  entitlements = { "ambient-light-sensor", "on-wrist" },
+  usage = "Measures the light around you in the evening and when you sleep, to study how light affects sleep.",
+  privacy_policy = "https://example.org/sleep-light/privacy",
+  entitlements = { "ambient-light-sensor", "sleep-sessions", "on-wrist" },
   sensors = {
-    ambientLightSensor = { detail = "Records light around you.", required = true },
-    onWristState = { detail = "Checks whether the watch is worn." },
+    ambientLightSensor = { detail = "Records how bright it is around your iPhone while the screen is on.", required = true },
+    sleepSessions = { detail = "Reads when your Apple Watch detected that you slept.", required = true },
+    onWristState = { detail = "Checks whether you wore your Apple Watch at night." },
   },
 }
 
+local report = require "report"
+local summary = require "summary"
+local time = require "time"
+local expect = require "expect"
+
+local BEFORE = 2                 -- hours of evening light before sleep onset
+
+local nights = report.table("nights", {
+  columns = { "night", "free_day_after", "onset", "offset", "midpoint", "sleep_h", "evening_lux", "light_readings", "note" },
+  formats = { sleep_h = "%.2f", evening_lux = "%.1f" },
+})
+local people = report.table("participant_summary", {
+  columns = { "nights", "mean_onset", "mean_midpoint", "mean_sleep_h", "social_jetlag_h", "median_evening_lux",
+              "r_log_lux_onset", "note" },
+  formats = { mean_sleep_h = "%.2f", social_jetlag_h = "%.2f", median_evening_lux = "%.1f", r_log_lux_onset = "%.2f" },
+})
+
 local light = sensorkit.reader "ambientLightSensor"
-light.delegate = {
-  didChangeAuthorizationStatus = function(reader, status)
-    if status == "authorized" then reader:startRecording() end
-  end,
-}
-sensorkit.requestAuthorization({ "ambientLightSensor", "onWristState" }, function(err)
+local sleep = sensorkit.reader "sleepSessions"
+local wrist = sensorkit.reader "onWristState"
+for _, r in ipairs { light, sleep, wrist } do
+  r.delegate = {
+    didChangeAuthorizationStatus = function(reader, status)
+      if status == "authorized" then reader:startRecording()
+      else log.warn("%s %s", reader.sensor, status) end
+    end,
+  }
+end
+sensorkit.requestAuthorization({ "ambientLightSensor", "sleepSessions", "onWristState" }, function(err)
   if err then log.warn("authorization: %s", tostring(err)) end
 end)
 
-schedule.daily("09:00", function(now)
-  for _, device in ipairs(light:devices()) do
-    local day = light:samples { device = device, from = now - days(2), to = now - days(1) }
-    report.row("daily_light", {
-      day = time.day(now - days(2)), device = device.model,
-      samples = day:count(), mean_lux = day:where("lux", ">", 5):mean("lux"),
-    })
+-- Clock time as hours after the noon before it (onset 23:30 → 11.5, 01:00 → 13), so
+-- times around midnight average correctly.
+local function sinceNoon(t)
+  local h = time.hourOfDay(t)
+  return h < 12 and h + 12 or h - 12
+end
+local function clockOf(h)                  -- hours after noon back to "HH:MM"
+  local m = math.floor(((h + 12) % 24) * 60 + 0.5)
+  return string.format("%02d:%02d", m // 60 % 24, m % 60)
+end
+
+-- Was the watch on the wrist during most of [a, b)? (on-wrist records carry true change times)
+local function wornDuring(a, b)
+  if wrist.authorizationStatus ~= "authorized" then return nil end
+  local watch = wrist:devices()[1]
+  if not watch then return false end
+  local worn, state, since = 0, nil, a
+  for r in wrist:samples { device = watch, from = a - days(3), to = b + hours(3) }:rows() do
+    local at = r.onWrist and r.onWristDate or r.offWristDate or r.time
+    if at >= b then break end
+    if at > a and state then worn = worn + (at - since) end
+    state, since = r.onWrist, math.max(at, a)
+  end
+  if state then worn = worn + (b - since) end
+  return worn > 0.5 * (b - a)
+end
+
+local kept = {}                            -- nights with a session and evening light
+
+schedule.daily("12:00", function(now)
+  if sleep.authorizationStatus ~= "authorized" then return end
+  local noon = time.parse(time.day(now) .. " 12:00")
+  local from, to = time.parse(time.day(noon - days(2)) .. " 12:00"), time.parse(time.day(noon - days(1)) .. " 12:00")
+  if from < time.studyStart() then return end
+  local watch = sleep:devices()[1]
+  local sessions = watch and sleep:samples { device = watch, from = from, to = to }
+  local list = sessions and summary.sleep(sessions) or {}
+  local nightOf = time.day(from)           -- the evening the night starts
+  if #list == 0 then
+    local worn = wornDuring(time.parse(time.day(to) .. " 00:00"), time.parse(time.day(to) .. " 05:00"))
+    nights:row { night = nightOf, note = worn == false and "no sleep session: watch not worn at night"
+                                           or "no sleep session recorded" }
+    return
+  end
+  -- Light of the evening: phone readings written up to the last onset (the phone writes at once).
+  local evening = light.authorizationStatus == "authorized"
+    and light:samples { from = list[1].onset - hours(BEFORE + 1), to = list[#list].onset } or nil
+  local lux = evening and summary.eveningLight(evening, sessions, BEFORE) or {}
+  for i, s in ipairs(list) do
+    local freeAfter = time.isWeekend(s.offset)
+    local row = {
+      night = s.night, free_day_after = freeAfter, onset = time.clock(s.onset), offset = time.clock(s.offset),
+      midpoint = time.clock(s.midpoint), sleep_h = s.hours,
+      evening_lux = lux[i] and lux[i].samples > 0 and lux[i].lux or nil, light_readings = lux[i] and lux[i].samples or 0,
+    }
+    if not s.complete then row.note = "session without an end" end
+    local dayLength = time.nextDay(s.offset) - time.startOfDay(s.offset)
+    if dayLength ~= days(1) then
+      row.note = dayLength < days(1) and "clocks went forward 1 h this night" or "clocks went back 1 h this night"
+    end
+    if row.light_readings == 0 then row.note = (row.note and row.note .. "; " or "") .. "phone not used before sleep: no light readings" end
+    nights:row(row)
+    -- Plausibility; sources at the end of the file.
+    expect.between(sinceNoon(s.onset), 8, 15.5, "sleep onset (hours after noon) of " .. s.night)
+    expect.between(s.hours, 4.5, 11, "sleep duration (h) of " .. s.night)
+    expect.between(sinceNoon(s.midpoint), 12, 19.5, "mid-sleep (hours after noon) of " .. s.night)
+    if row.evening_lux then expect.between(row.evening_lux, 1, 1000, "evening lux before onset of " .. s.night) end
+    kept[#kept + 1] = { onset = sinceNoon(s.onset), mid = sinceNoon(s.midpoint), hours = s.hours, free = freeAfter,
+                        lux = row.evening_lux }
   end
 end)
+
+schedule.at(time.studyEnd(), function()
+  local n = #kept
+  if n == 0 then
+    people:row { nights = 0, note = sleep.authorizationStatus ~= "authorized" and ("sleep sessions " .. sleep.authorizationStatus)
+                                      or "no sleep sessions: the watch is not worn in bed" }
+    return
+  end
+  local function mean(key, filter)
+    local s, c = 0, 0
+    for _, k in ipairs(kept) do if filter == nil or filter(k) then s, c = s + k[key], c + 1 end end
+    return c > 0 and s / c or nil, c
+  end
+  local onset, midpoint, hoursSlept = mean("onset"), mean("mid"), mean("hours")
+  local free = mean("mid", function(k) return k.free end)
+  local work = mean("mid", function(k) return not k.free end)
+  -- Pearson correlation of log10(evening lux) with onset, over nights with light readings.
+  local xs, ys = {}, {}
+  for _, k in ipairs(kept) do if k.lux then xs[#xs + 1], ys[#ys + 1] = math.log(k.lux, 10), k.onset end end
+  local r
+  if #xs >= 5 then
+    local mx, my = 0, 0
+    for i = 1, #xs do mx, my = mx + xs[i], my + ys[i] end
+    mx, my = mx / #xs, my / #ys
+    local sxy, sxx, syy = 0, 0, 0
+    for i = 1, #xs do sxy, sxx, syy = sxy + (xs[i] - mx) * (ys[i] - my), sxx + (xs[i] - mx) ^ 2, syy + (ys[i] - my) ^ 2 end
+    r = (sxx > 0 and syy > 0) and sxy / math.sqrt(sxx * syy) or nil
+  end
+  local luxes = {}
+  for _, k in ipairs(kept) do if k.lux then luxes[#luxes + 1] = k.lux end end
+  table.sort(luxes)
+  people:row {
+    nights = n, mean_onset = clockOf(onset), mean_midpoint = clockOf(midpoint), mean_sleep_h = hoursSlept,
+    social_jetlag_h = (free and work) and free - work or nil,
+    median_evening_lux = #luxes > 0 and luxes[(#luxes + 1) // 2] or nil, r_log_lux_onset = r,
+  }
+  expect.between(hoursSlept, 5.5, 9.5, "mean sleep duration")
+  if free and work then expect.between(free - work, -1, 3, "social jetlag (h)") end
+end)
+
+-- Sources of the plausibility ranges:
+-- * onset 20:00–03:30, mid-sleep 00:00–07:30: mid-sleep on free days spans ~2–7 h in the
+--   population (Roenneberg et al. 2007, Sleep Med Rev 11:429, MCTQ, n > 55 000).
+-- * sleep 4.5–11 h a night, 5.5–9.5 h on average: adults need 7–9 h (Hirshkowitz et al.
+--   2015, Sleep Health 1:40); wearable and app data average ~7–7.5 h (Walch et al. 2016,
+--   Sci Adv 2:e1501705).
+-- * social jetlag −1 to 3 h: most adults 0–2 h (Wittmann et al. 2006, Chronobiol Int 23:497).
+-- * evening light 1–1 000 lux at the phone: homes in the evening have a median of ~20–100 lx
+--   (Cain et al. 2020, PNAS 117:3390); screens and lamps near the sensor read higher.

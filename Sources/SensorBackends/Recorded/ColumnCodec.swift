@@ -38,25 +38,33 @@ enum ColumnCodec {
             w.u64(first.bitPattern)
             return
         }
-        if let d = decimalScale(v) {
+        // Sampled values suggest the decimals; a value needing more raises them and retries.
+        var scaleDigits = decimalScale(v)
+        while let d = scaleDigits {
             var out = ByteWriter()
             out.bytes.reserveCapacity(v.count * 3 + 2)
             out.byte(1)
             out.byte(UInt8(d))
             let scale = pow10[d]
             var prev: Int64 = 0
-            var ok = true
+            var failed: Double? = nil
             for x in v {
                 let m = (x * scale).rounded(.toNearestOrEven)
-                guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != (-0.0).bitPattern else { ok = false; break }
+                guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != (-0.0).bitPattern else { failed = x; break }
                 let i = Int64(m)
                 out.zigzag(i &- prev)
                 prev = i
             }
-            if ok && out.bytes.count < v.count * 8 {
+            if let x = failed {
+                guard let need = decimals(x), need > d else { break }
+                scaleDigits = need
+                continue
+            }
+            if out.bytes.count < v.count * 8 {
                 w.bytes.append(contentsOf: out.bytes)
                 return
             }
+            break
         }
         w.bytes.reserveCapacity(v.count * 8 + 1)
         w.byte(0)
@@ -64,6 +72,17 @@ enum ColumnCodec {
     }
 
     static let pow10: [Double] = (0...15).map { Foundation.pow(10.0, Double($0)) }
+
+    /// The decimals (≤ 9) with which `x` comes back exactly, if any.
+    static func decimals(_ x: Double) -> Int? {
+        guard x.isFinite, abs(x) < 1e15, x.bitPattern != (-0.0).bitPattern else { return nil }
+        for d in 0...9 {
+            let s = pow10[d]
+            let m = (x * s).rounded(.toNearestOrEven)
+            if abs(m) < 9.0e15 && (m / s).bitPattern == x.bitPattern { return d }
+        }
+        return nil
+    }
 
     /// The smallest number of decimals d ≤ 9 with which sampled values come back exactly, if any.
     static func decimalScale(_ v: [Double]) -> Int? {
@@ -168,13 +187,16 @@ enum ColumnCodec {
                 let d = Int(try r.byte())
                 guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
                 let scale = pow10[d]
-                var prev: Int64 = 0
-                var out = [Double]()
-                out.reserveCapacity(n)
-                for _ in 0..<n {
-                    prev = prev &+ (try r.zigzag())
-                    out.append(Double(prev) / scale)
+                var failed = false
+                let out = [Double](unsafeUninitializedCapacity: n) { buf, done in
+                    var prev: Int64 = 0
+                    failed = !r.decodeZigzagDeltas(n) { k, v in
+                        prev = prev &+ v
+                        buf[k] = Double(prev) / scale
+                    }
+                    done = failed ? 0 : n
                 }
+                if failed { throw StoreCorruption("blob ends early") }
                 return .double(out)
             case 2:
                 return .double([Double](repeating: Double(bitPattern: try r.u64()), count: n))
@@ -183,13 +205,16 @@ enum ColumnCodec {
         case .int:
             switch tag {
             case 0:
-                var prev: Int64 = 0
-                var out = [Int64]()
-                out.reserveCapacity(n)
-                for _ in 0..<n {
-                    prev = prev &+ (try r.zigzag())
-                    out.append(prev)
+                var failed = false
+                let out = [Int64](unsafeUninitializedCapacity: n) { buf, done in
+                    var prev: Int64 = 0
+                    failed = !r.decodeZigzagDeltas(n) { k, v in
+                        prev = prev &+ v
+                        buf[k] = prev
+                    }
+                    done = failed ? 0 : n
                 }
+                if failed { throw StoreCorruption("blob ends early") }
                 return .int(out)
             case 2:
                 return .int([Int64](repeating: Int64(bitPattern: try r.u64()), count: n))
@@ -326,6 +351,46 @@ struct ByteReader {
             shift += 7
             if shift > 63 { throw StoreCorruption("varint too long") }
         }
+    }
+
+    /// Decodes `n` zigzag varints, calling `body(index, value)`; false when the blob ends early.
+    @inline(__always)
+    mutating func decodeZigzagDeltas(_ n: Int, _ body: (Int, Int64) -> Void) -> Bool {
+        guard let p = base.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return n == 0 }
+        let count = base.count
+        var o = offset
+        var k = 0
+        while k < n {
+            var u: UInt64
+            if o + 10 <= count {
+                // Fast path: no bounds checks inside one varint.
+                var b = p[o]; o += 1
+                u = UInt64(b & 0x7F)
+                if b >= 0x80 {
+                    var shift: UInt64 = 7
+                    repeat {
+                        b = p[o]; o += 1
+                        u |= UInt64(b & 0x7F) << shift
+                        shift += 7
+                    } while b >= 0x80 && shift < 64
+                }
+            } else {
+                u = 0
+                var shift: UInt64 = 0
+                while true {
+                    guard o < count else { return false }
+                    let b = p[o]; o += 1
+                    u |= UInt64(b & 0x7F) << shift
+                    if b < 0x80 { break }
+                    shift += 7
+                    if shift > 63 { return false }
+                }
+            }
+            body(k, Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1))))
+            k += 1
+        }
+        offset = o
+        return true
     }
 
     @inline(__always) mutating func zigzag() throws -> Int64 {

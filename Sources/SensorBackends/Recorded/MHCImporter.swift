@@ -115,7 +115,10 @@ public enum MHCFormat {
             if sensor == .wristTemperature {
                 try importWristTemperature(f, participant: participant, watch: lastWatch, session: session, progress: progress)
             } else {
-                let w = try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress)
+                let batched = sensor == .accelerometer || sensor == .ambientPressure
+                let w = batched
+                    ? try MHCBatchedPipeline.run(f, sensor: sensor, participant: participant, session: session, progress: progress)
+                    : try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress)
                 if let w { lastWatch = w }
             }
         }

@@ -38,7 +38,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         var span: TimeRange?
         try store.pool.read { db in
             for row in try Row.fetchAll(db, sql: "SELECT key, value FROM meta") { meta[row["key"]] = row["value"] }
-            for row in try Row.fetchAll(db, sql: "SELECT id, timeZone, timeZoneKnown FROM participant ORDER BY id") {
+            for row in try Row.fetchAll(db, sql: "SELECT id, timeZone, timeZoneKnown FROM participant ORDER BY rowid") {
                 participants.append(RecordedParticipant(id: row["id"], timeZone: row["timeZone"], timeZoneKnown: row["timeZoneKnown"]))
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY participant, kind = 'watch', id") {
@@ -110,7 +110,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
                 SELECT id FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
                 """, arguments: [ref.id, lo, hi, after_])
         }
-        var pieces: [SampleBatch] = []
+        var pieces: [(SampleBatch, Range<Int>)] = []
         var overlapping = false
         var lastMax = -Double.infinity
         for id in ids {
@@ -122,10 +122,11 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             guard b > a else { continue }
             if chunk.writeTimes[a] <= lastMax { overlapping = true }
             lastMax = max(lastMax, chunk.writeTimes[b - 1])
-            pieces.append(a == 0 && b == chunk.count ? chunk : chunk.slice(a..<b))
+            pieces.append((chunk, a..<b))
         }
         guard !pieces.isEmpty else { return SampleBatch.empty(for: sensor) }
-        var out = pieces.count == 1 ? pieces[0] : RecordedSource.concatenate(pieces, sensor: sensor)
+        if pieces.count == 1 && pieces[0].1 == 0..<pieces[0].0.count { return pieces[0].0 }
+        var out = RecordedSource.concatenate(pieces, sensor: sensor)
         if overlapping {
             // Chunks of separate imports interleave: restore (write time, sample time) order.
             let idx = (0..<out.count).sorted { i, j in
@@ -136,30 +137,47 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         return out
     }
 
-    static func concatenate(_ pieces: [SampleBatch], sensor: Sensor) -> SampleBatch {
-        let n = pieces.reduce(0) { $0 + $1.count }
-        var writeTimes: [Double] = [], times: [Double] = []
-        writeTimes.reserveCapacity(n)
-        times.reserveCapacity(n)
-        for p in pieces { writeTimes += p.writeTimes; times += p.times }
+    /// The rows `range` of each chunk, copied once into one batch.
+    static func concatenate(_ pieces: [(SampleBatch, Range<Int>)], sensor: Sensor) -> SampleBatch {
+        let n = pieces.reduce(0) { $0 + $1.1.count }
+        func doubles(_ get: (SampleBatch) -> [Double]) -> [Double] {
+            [Double](unsafeUninitializedCapacity: n) { buf, done in
+                var o = 0
+                for (b, r) in pieces {
+                    get(b).withUnsafeBufferPointer { src in
+                        UnsafeMutableRawPointer(buf.baseAddress! + o).copyMemory(from: src.baseAddress! + r.lowerBound,
+                                                                                  byteCount: r.count * 8)
+                    }
+                    o += r.count
+                }
+                done = n
+            }
+        }
+        let writeTimes = doubles { $0.writeTimes }
+        let times = doubles { $0.times }
         var columns: [Column] = []
-        for (ci, c0) in pieces[0].columns.enumerated() {
-            var data = c0.data
-            switch data {
-            case .double(var v):
+        for (ci, c0) in pieces[0].0.columns.enumerated() {
+            let data: ColumnData
+            switch c0.data {
+            case .double:
+                data = .double(doubles { b in if case .double(let v) = b.columns[ci].data { v } else { [] } })
+            case .int:
+                var v: [Int64] = []
                 v.reserveCapacity(n)
-                for p in pieces.dropFirst() { if case .double(let x) = p.columns[ci].data { v += x } }
-                data = .double(v)
-            case .int(var v):
-                v.reserveCapacity(n)
-                for p in pieces.dropFirst() { if case .int(let x) = p.columns[ci].data { v += x } }
+                for (b, r) in pieces { if case .int(let x) = b.columns[ci].data { v += x[r] } }
                 data = .int(v)
             default:
-                for p in pieces.dropFirst() { data = data.appending(p.columns[ci].data) ?? data }
+                var d = ColumnData.empty(c0.data.storeKind)
+                for (b, r) in pieces { d = d.appending(b.columns[ci].data.slice(r)) ?? d }
+                data = d
             }
             var present: [Bool]? = nil
-            if pieces.contains(where: { $0.columns[ci].present != nil }) {
-                present = pieces.flatMap { $0.columns[ci].present ?? [Bool](repeating: true, count: $0.count) }
+            if pieces.contains(where: { $0.0.columns[ci].present != nil }) {
+                present = []
+                present!.reserveCapacity(n)
+                for (b, r) in pieces {
+                    if let p = b.columns[ci].present { present! += p[r] } else { present! += repeatElement(true, count: r.count) }
+                }
             }
             columns.append(Column(name: c0.name, data: data, present: present))
         }
@@ -184,7 +202,13 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             var present: [Bool]? = nil
             if let p = r.dataNoCopy(atIndex: 2) {
                 guard p.count == n else { throw StoreCorruption("chunk \(id) column \(name): presence mask of \(p.count) for \(n) rows") }
-                present = p.map { $0 != 0 }
+                present = p.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [Bool] in
+                    let bytes = raw.bindMemory(to: UInt8.self)
+                    return [Bool](unsafeUninitializedCapacity: n) { buf, done in
+                        for k in 0..<n { buf[k] = bytes[k] != 0 }
+                        done = n
+                    }
+                }
             }
             stored[name] = Column(name: name, data: data, present: present)
         }
@@ -300,5 +324,18 @@ final class ChunkCache: @unchecked Sendable {
         if entries.count > capacity { entries.removeLast() }
         lock.unlock()
         return b
+    }
+}
+
+extension ColumnData {
+    /// The kind of this column's storage.
+    var storeKind: ColumnKind {
+        switch self {
+        case .double: .double
+        case .int: .int
+        case .bool: .bool
+        case .string: .string
+        case .value: .value
+        }
     }
 }

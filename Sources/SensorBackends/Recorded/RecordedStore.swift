@@ -82,8 +82,9 @@ public final class RecordedStore: Sendable {
               sensor TEXT NOT NULL,
               device INTEGER REFERENCES device(id),
               afterTime REAL NOT NULL, throughTime REAL NOT NULL,
-              stakeholder TEXT NOT NULL,
-              UNIQUE(participant, sensor, device, afterTime, throughTime, stakeholder));
+              stakeholder TEXT NOT NULL);
+            CREATE UNIQUE INDEX recordingInterval_once
+              ON recordingInterval(participant, sensor, ifnull(device, -1), afterTime, throughTime, stakeholder);
             CREATE TABLE authorization(
               participant TEXT NOT NULL REFERENCES participant(id),
               sensor TEXT NOT NULL,
@@ -96,8 +97,9 @@ public final class RecordedStore: Sendable {
               device INTEGER REFERENCES device(id),
               afterTime REAL NOT NULL, throughTime REAL NOT NULL,
               at REAL NOT NULL,
-              reason INTEGER NOT NULL,
-              UNIQUE(participant, sensor, device, afterTime, throughTime, at, reason));
+              reason INTEGER NOT NULL);
+            CREATE UNIQUE INDEX deletion_once
+              ON deletion(participant, sensor, ifnull(device, -1), afterTime, throughTime, at, reason);
             INSERT INTO meta(key, value) VALUES ('format', 'sensorium-recorded-store');
             """)
         }

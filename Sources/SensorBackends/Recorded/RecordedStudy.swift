@@ -28,6 +28,9 @@ public struct RecordedStudy: Sendable {
     public let dataSpan: TimeRange?
     /// Things the user should be told before the run (unknown authorization, unknown time zone…).
     public let warnings: [String]
+    /// True when the input declared the span it covers (a native export); the clock then
+    /// covers exactly that span, like the simulation it came from.
+    public let spanDeclared: Bool
 
     /// The stakeholder under which recorded intervals enter the recording ledger.
     public static let recordedStakeholder = Stakeholder.other("recording")
@@ -67,27 +70,50 @@ public struct RecordedStudy: Sendable {
         self.warnings = warnings
         if let s = source.meta("spanStart").flatMap(Double.init), let e = source.meta("spanEnd").flatMap(Double.init) {
             dataSpan = TimeRange(after: s, through: max(e, source.dataSpan?.through ?? e))
+            spanDeclared = true
         } else {
             dataSpan = source.dataSpan
+            spanDeclared = false
         }
     }
 
     public func participant(_ id: String) -> Participant? { participants.first { $0.id == id } }
 
-    /// Local midnight (in `zone`) of the day the recording starts: the virtual clock's start.
+    /// The virtual clock's start: a declared span's start (an export starts at its
+    /// simulation's start), else local midnight (in `zone`) of the day the recording starts.
     public func start(in zone: TimeZone) -> Double? {
         guard let span = dataSpan else { return nil }
+        if spanDeclared { return span.after }
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = zone
         let first = Date(timeIntervalSince1970: span.after.isFinite ? span.after : 0)
         return cal.startOfDay(for: first).timeIntervalSince1970
     }
 
-    /// Whole days from `start(in:)` that cover the recording plus `hold` seconds, so that
-    /// the last samples pass the holding period before the run ends.
+    /// Whole days from `start(in:)`: a declared span exactly (as its simulation ran);
+    /// otherwise the recording plus `hold` seconds, so that the last samples pass the
+    /// holding period before the run ends.
     public func days(in zone: TimeZone, hold: Double = 86_400) -> Int? {
         guard let span = dataSpan, let s = start(in: zone) else { return nil }
-        return max(1, Int(((span.through + hold - s) / 86_400).rounded(.up)))
+        let end = spanDeclared ? span.through : span.through + hold
+        return max(1, Int(((end - s) / 86_400 - 1e-9).rounded(.up)))
+    }
+
+    /// How the participant answers the consent sheet when the protocol asks: the recorded
+    /// status of each sensor as of `time` (authorized → allow, denied → deny); sensors the
+    /// timeline does not name (or no timeline at all: warned) are allowed. The replay then
+    /// goes through the same `requestAuthorization` path as a simulation.
+    public func consentPolicy(participant id: String, at time: Double) -> ConsentPolicy {
+        var policy = ConsentPolicy(default: .allow)
+        guard let p = participant(id) else { return policy }
+        for s in Set(p.authorization.map(\.sensor)) {
+            switch RecordedStudy.status(s, at: time, timeline: p.authorization) {
+            case .denied?: policy.answers[s] = .deny
+            case .authorized?: policy.answers[s] = .allow
+            default: break
+            }
+        }
+        return policy
     }
 
     /// Authorization at `time` from the recorded timeline (nil: nothing recorded for the sensor by then).
@@ -98,11 +124,11 @@ public struct RecordedStudy: Sendable {
     /// Puts the recorded world into `model` (whose clock is at the run's start):
     /// - recording intervals enter the ledger under `recordedStakeholder` (a sensor with data
     ///   but no recorded interval is taken as recorded over its data span);
-    /// - deletion records enter the deletion log (each applies from its own time on);
-    /// - authorization: every sensor takes its recorded status as of the model's now; with no
-    ///   timeline at all, every sensor with data is authorized.
-    /// Returns the authorization changes still to come, for the runtime to schedule
-    /// (`model.authorization.setStatus` at `at`, then notify readers).
+    /// - deletion records enter the deletion log (each applies from its own time on).
+    /// Authorization as of the start is the consent policy (`consentPolicy(participant:at:)`):
+    /// the protocol's own `requestAuthorization` gets it. Returns the recorded authorization
+    /// changes after the start, for the runtime to schedule (`model.authorization.setStatus`
+    /// at `at`, then notify the readers), as it does a scenario's revocations.
     public func prepare(_ model: inout ParticipantModel, participant id: String) -> [AuthorizationChange] {
         guard let p = participant(id) else { return [] }
         let lag = model.switches.watchSyncLag
@@ -118,13 +144,6 @@ public struct RecordedStudy: Sendable {
         }
         for d in p.deletions { model.deletions.add(d) }
         let now = model.now
-        if p.authorization.isEmpty {
-            for s in p.sensors { _ = model.authorization.setStatus(s, .authorized) }
-            return []
-        }
-        for s in Set(p.authorization.map(\.sensor)) {
-            if let st = RecordedStudy.status(s, at: now, timeline: p.authorization) { _ = model.authorization.setStatus(s, st) }
-        }
         return p.authorization.filter { $0.at > now }
     }
 }

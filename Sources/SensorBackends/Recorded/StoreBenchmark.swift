@@ -169,6 +169,18 @@ public enum StoreBenchmark {
         return v[k]
     }
 
+    /// User + system CPU seconds of this process so far (all threads).
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+    }
+
     /// Peak resident memory of this process so far, bytes.
     public static func peakResidentBytes() -> Int {
         var usage = rusage()
@@ -204,23 +216,26 @@ public enum StoreBenchmark {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         output("sensorium bench store: 50 Hz accelerometer, MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
+        output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
         var weekStore: RecordedStore? = nil
         for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
             let csv = dir.appendingPathComponent("accelerometer-\(days)d.csv").path
             var t = now()
             let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
-            let size = (try? FileManager.default.attributesOfItem(atPath: csv)[.size] as? NSNumber)??.int64Value ?? 0
+            let size = RecordedStore.bytes(under: csv)
             output(String(format: "  %@: generated %d rows (%.0f MB of CSV) in %.2f s", label, rows, Double(size) / 1e6, secs(t)))
             let path = dir.appendingPathComponent("store-\(days)d.sqlite").path
             let store = try RecordedStore(path: path)
             t = now()
+            let cpu0 = processCPUSeconds()
             let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [csv], participant: "bench", timeZone: "UTC",
                                                            progressBar: false))
             let s = secs(t)
+            let cpu = processCPUSeconds() - cpu0
             let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
-            output(String(format: "  %@: import %.2f s = %.2f M rows/s (target ≥ 5), %.0f MB MB/s of CSV, store %.0f MB; peak memory so far %.0f MB",
-                          label, s, Double(stats.rowsRead) / s / 1e6, Double(size) / 1e6 / s, Double(dbSize) / 1e6,
-                          Double(peakResidentBytes()) / 1e6))
+            output(String(format: "  %@: import %.2f s = %.2f M rows/s (target ≥ 5), %.0f MB/s of CSV; %.2f CPU-s on 2 threads (%.2f M rows per CPU-s); store %.0f MB; peak memory so far %.0f MB",
+                          label, s, Double(stats.rowsRead) / s / 1e6, Double(size) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6,
+                          Double(dbSize) / 1e6, Double(peakResidentBytes()) / 1e6))
             try FileManager.default.removeItem(atPath: csv)
             if days == weekDays { weekStore = store } else { try store.close() }
         }

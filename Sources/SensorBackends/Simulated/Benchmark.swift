@@ -74,14 +74,15 @@ public enum SimulatorBenchmark {
             let dev = r.device.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
             lines.append("\(name)  \(dev) \(pad(String(r.samples), 11)) \(pad(String(format: "%.3f", r.seconds), 8)) \(pad(String(format: "%.3f", r.cpuSeconds), 8)) \(pad(String(format: "%.3g", r.samplesPerSecond), 12)) \(pad(String(format: "%.3g", r.samplesPerCPUSecond), 14))")
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: "\n") + "\n"
     }
 
     private static func pad(_ s: String, _ n: Int) -> String {
         s.count >= n ? s : String(repeating: " ", count: n - s.count) + s
     }
 
-    static func threadCPUTime() -> Double {
+    /// CPU seconds used by the calling thread so far.
+    public static func threadCPUTime() -> Double {
         #if canImport(Glibc)
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
@@ -91,7 +92,9 @@ public enum SimulatorBenchmark {
         #endif
     }
 
-    static func tuneAllocator() {
+    /// Raises glibc malloc's mmap and trim thresholds so chunk-sized buffers are reused
+    /// instead of being returned to the kernel and faulted back in (no-op elsewhere).
+    public static func tuneAllocator() {
         #if canImport(Glibc)
         // mallopt is not in Swift's Glibc module: look it up. M_TRIM_THRESHOLD = -1,
         // M_MMAP_THRESHOLD = -3 (malloc.h).

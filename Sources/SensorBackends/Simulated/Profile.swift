@@ -124,14 +124,6 @@ extension Chronotype {
         case .owl: 5.3
         }
     }
-    /// Preferred alarm on workdays, hours.
-    var alarm: Double {
-        switch self {
-        case .lark: 6.25
-        case .intermediate: 6.75
-        case .owl: 7.5
-        }
-    }
 }
 
 func clamp(_ x: Double, _ lo: Double, _ hi: Double) -> Double { min(max(x, lo), hi) }
@@ -160,9 +152,12 @@ extension ParticipantProfile {
         let msf = midSleepFreeDays ?? clamp(chronotype.msf + 0.3 * k.normal(4), 1.5, 8)
         let need = sleepNeedHours ?? clamp(8.0 + 0.35 * k.normal(5), 6.5, 9.0)
         let wake = workdayWakeHour ?? {
+            // As late as the body clock would like (a little before its free-day wake), but
+            // early enough to get ready and commute.
             let prep = 0.9 + 0.15 * k.normal(6)
-            let leave = commute == .none ? chronotype.alarm + 0.5 : workStart - commuteMinutes / 60 - prep
-            return clamp(min(chronotype.alarm + 0.2 * k.normal(7), leave), 4.5, 10.5)
+            let leave = commute == .none ? workStart - 0.4 : workStart - commuteMinutes / 60 - prep
+            let natural = msf + need / 2 - 1.0 + 0.2 * k.normal(7)
+            return clamp(min(natural, leave), 4.5, 10.5)
         }()
         let steps = dailySteps ?? activity.steps * exp(0.08 * k.normal(8))
         let screenHours = screenHoursPerDay ?? screen.hours * exp(0.15 * k.normal(9))

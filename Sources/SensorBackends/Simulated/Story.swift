@@ -36,6 +36,9 @@ struct Block: Sendable {
     var floorsDown: Int32 = 0
     /// Per-block randomness (phone pose, …).
     var key: UInt64 = 0
+    /// A walk the participant could cut short (leisure, exercise), used to keep the day
+    /// within its step budget.
+    var optional = false
 
     var duration: Double { end - start }
     var steps: Double { cadence * (end - start) }
@@ -294,7 +297,7 @@ extension Participant {
         }
 
         func homeChunk(_ b: inout BlockBuilder, _ r: inout Draws, until t: Double) {
-            while b.cursor < t - 60 {
+            while b.cursor < min(t, b.end) - 60 {
                 let len = r.uniform(15, 55) * minute
                 b.add(until: min(t, b.cursor + len), r.chance(0.35) ? .light : .sedentary, .home)
             }
@@ -304,7 +307,7 @@ extension Participant {
         func outing(_ b: inout BlockBuilder, _ r: inout Draws) {
             let byCar = p.commute == .car || p.activity == .sedentary
             let travel = r.uniform(8, 20) * minute
-            if byCar { b.add(travel, .vehicle, .car) } else { b.add(travel, .walk, .outdoors, cadence: walkCadence * 0.95) }
+            if byCar { b.add(travel, .vehicle, .car) } else { b.add(travel, .walk, .outdoors, cadence: walkCadence * 0.95, optional: true) }
             let stay = r.uniform(40, 130) * minute
             switch r.pick([0.5, 0.3, 0.2]) {
             case 0: // shopping or café: on the feet, slow
@@ -315,21 +318,21 @@ extension Participant {
                     left -= len
                 }
             case 1: // park
-                b.add(stay * 0.6, .walk, .outdoors, cadence: walkCadence * 0.85)
+                b.add(stay * 0.6, .walk, .outdoors, cadence: walkCadence * 0.85, optional: true)
                 b.add(stay * 0.4, .sedentary, .outdoors)
             default: // friends
                 b.add(stay, .sedentary, .home)
             }
-            if byCar { b.add(travel, .vehicle, .car) } else { b.add(travel, .walk, .outdoors, cadence: walkCadence * 0.95) }
+            if byCar { b.add(travel, .vehicle, .car) } else { b.add(travel, .walk, .outdoors, cadence: walkCadence * 0.95, optional: true) }
         }
 
         func exercise(_ b: inout BlockBuilder, _ r: inout Draws) {
             if runner {
-                b.add(r.uniform(3, 6) * minute, .walk, .outdoors, cadence: walkCadence)
-                b.add(r.uniform(25, 45) * minute, .run, .outdoors, cadence: clamp(2.7 + 0.1 * r.normal(), 2.45, 3.0))
-                b.add(r.uniform(3, 8) * minute, .walk, .outdoors, cadence: walkCadence * 0.95)
+                b.add(r.uniform(3, 6) * minute, .walk, .outdoors, cadence: walkCadence, optional: true)
+                b.add(r.uniform(25, 45) * minute, .run, .outdoors, cadence: clamp(2.7 + 0.1 * r.normal(), 2.45, 3.0), optional: true)
+                b.add(r.uniform(3, 8) * minute, .walk, .outdoors, cadence: walkCadence * 0.95, optional: true)
             } else {
-                b.add(r.uniform(30, 45) * minute, .walk, .outdoors, cadence: clamp(walkCadence + 0.1, 1.8, 2.1))
+                b.add(r.uniform(30, 45) * minute, .walk, .outdoors, cadence: clamp(walkCadence + 0.1, 1.8, 2.1), optional: true)
             }
         }
 
@@ -343,18 +346,18 @@ extension Participant {
             workPeriod(&b, &r, until: lunch, place: p.preset == .student ? .indoorPublic : .office)
             if r.chance(p.activity == .sedentary ? 0.15 : 0.45) {
                 let w = r.uniform(4, 10) * minute
-                b.add(w, .walk, .outdoors, cadence: walkCadence)
+                b.add(w, .walk, .outdoors, cadence: walkCadence, optional: true)
                 b.add(r.uniform(20, 35) * minute, .sedentary, .indoorPublic)
-                b.add(w, .walk, .outdoors, cadence: walkCadence)
+                b.add(w, .walk, .outdoors, cadence: walkCadence, optional: true)
             } else {
                 b.add(r.uniform(30, 45) * minute, .light, .office)
             }
             workPeriod(&b, &r, until: max(workEnd, b.cursor + 2 * hour), place: p.preset == .student ? .indoorPublic : .office)
             commuteLeg(&b, &r, outbound: false)
             if r.chance(0.25) {
-                b.add(r.uniform(4, 9) * minute, .walk, .outdoors, cadence: walkCadence)
+                b.add(r.uniform(4, 9) * minute, .walk, .outdoors, cadence: walkCadence, optional: true)
                 b.add(r.uniform(12, 30) * minute, .light, .indoorPublic)
-                b.add(r.uniform(4, 9) * minute, .walk, .outdoors, cadence: walkCadence)
+                b.add(r.uniform(4, 9) * minute, .walk, .outdoors, cadence: walkCadence, optional: true)
             }
         } else if workday {
             // Working from home.
@@ -364,7 +367,7 @@ extension Participant {
             let lunch = max(b.cursor + hour, m + (12.3 + 0.3 * r.normal()) * hour)
             workPeriod(&b, &r, until: lunch, place: .home)
             if r.chance(0.4) {
-                b.add(r.uniform(10, 25) * minute, .walk, .outdoors, cadence: walkCadence)
+                b.add(r.uniform(10, 25) * minute, .walk, .outdoors, cadence: walkCadence, optional: true)
             }
             b.add(r.uniform(25, 40) * minute, .light, .home)
             workPeriod(&b, &r, until: m + (p.workStartHour + p.workHours) * hour, place: .home)
@@ -394,6 +397,10 @@ extension Participant {
         for i in blocks.indices where blocks[i].start >= dim && blocks[i].place == .home {
             blocks[i].place = .homeDim
         }
+
+        // Keep planned walking within the day's budget: cut leisure walks short (the rest of
+        // the time is spent standing about at the same place).
+        blocks = trimOptionalWalks(blocks, budget: target * 1.05)
 
         // Incidental steps: short bouts indoors until the day's budget is met.
         let structured = blocks.reduce(0) { $0 + $1.steps }
@@ -433,7 +440,7 @@ extension Participant {
     }
 
     private func workPeriod(_ b: inout BlockBuilder, _ r: inout Draws, until t: Double, place: Place) {
-        while b.cursor < t - 60 {
+        while b.cursor < min(t, b.end) - 60 {
             let len = r.uniform(25, 80) * minute
             b.add(until: min(t, b.cursor + len), .sedentary, place)
             if b.cursor < t - 600 { b.add(r.uniform(3, 10) * minute, .light, place) }
@@ -513,22 +520,46 @@ struct BlockBuilder {
         blocks.reserveCapacity(96)
     }
 
-    mutating func add(until t: Double, _ a: Activity, _ p: Place, cadence: Double = 0, floorsUp: Int32 = 0, floorsDown: Int32 = 0) {
+    mutating func add(until t: Double, _ a: Activity, _ p: Place, cadence: Double = 0, floorsUp: Int32 = 0,
+                      floorsDown: Int32 = 0, optional: Bool = false) {
         let e = min(t, end)
         guard e > cursor else { return }
         blocks.append(Block(start: cursor, end: e, activity: a, place: p, cadence: cadence,
-                            floorsUp: floorsUp, floorsDown: floorsDown))
+                            floorsUp: floorsUp, floorsDown: floorsDown, optional: optional))
         cursor = e
     }
 
-    mutating func add(_ duration: Double, _ a: Activity, _ p: Place, cadence: Double = 0, floorsUp: Int32 = 0, floorsDown: Int32 = 0) {
-        add(until: cursor + duration, a, p, cadence: cadence, floorsUp: floorsUp, floorsDown: floorsDown)
+    mutating func add(_ duration: Double, _ a: Activity, _ p: Place, cadence: Double = 0, floorsUp: Int32 = 0,
+                      floorsDown: Int32 = 0, optional: Bool = false) {
+        add(until: cursor + duration, a, p, cadence: cadence, floorsUp: floorsUp, floorsDown: floorsDown, optional: optional)
     }
 
     mutating func finish() -> [Block] {
         if cursor < end { add(until: end, .sedentary, .home) }
         return blocks
     }
+}
+
+func trimOptionalWalks(_ blocks: [Block], budget: Double) -> [Block] {
+    let total = blocks.reduce(0) { $0 + $1.steps }
+    let optional = blocks.reduce(0) { $0 + ($1.optional ? $1.steps : 0) }
+    guard total > budget, optional > 0 else { return blocks }
+    let keep = clamp(1 - (total - budget) / optional, 0.1, 1)
+    var out: [Block] = []
+    out.reserveCapacity(blocks.count * 2)
+    for b in blocks {
+        guard b.optional, b.cadence > 0 else { out.append(b); continue }
+        var walk = b, rest = b
+        walk.end = b.start + keep * b.duration
+        rest.start = walk.end
+        rest.activity = .light
+        rest.cadence = 0
+        rest.floorsUp = 0
+        rest.floorsDown = 0
+        out.append(walk)
+        if rest.end > rest.start { out.append(rest) }
+    }
+    return out
 }
 
 func splitAt(_ blocks: [Block], _ t: Double) -> [Block] {

@@ -4,12 +4,12 @@ import SensorBackends
 
 final class DeterminismTests: XCTestCase {
     func testSameSeedGivesIdenticalBatches() {
-        let a = makeSource(seed: 11, trio), b = makeSource(seed: 11, trio)
-        for (sensor, device) in streams(a, "ana") {
-            let x = a.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
-            let y = b.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
+        let a = makeSimSource(seed: 11, simTrio), b = makeSimSource(seed: 11, simTrio)
+        for (sensor, device) in simStreams(a, "ana") {
+            let x = a.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
+            let y = b.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
             XCTAssertGreaterThan(x.count, 0, "\(sensor) on \(device.kind) produced nothing in a day")
-            assertSameBatch(x, y, "\(sensor) on \(device.kind)")
+            assertSameSimBatch(x, y, "\(sensor) on \(device.kind)")
         }
     }
 
@@ -19,11 +19,11 @@ final class DeterminismTests: XCTestCase {
                                             profile: ParticipantProfile(preset: .officeWorker)),
                      ParticipantDescription(id: "t2", timeZone: "Europe/Berlin", watch: .defaultWatch,
                                             profile: ParticipantProfile(preset: .officeWorker))]
-        let s = makeSource(seed: 3, twins), other = makeSource(seed: 4, twins)
-        for (sensor, device) in streams(s, "t1") {
-            let a = s.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
-            let b = s.samples(participant: "t2", sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
-            let c = other.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
+        let s = makeSimSource(seed: 3, twins), other = makeSimSource(seed: 4, twins)
+        for (sensor, device) in simStreams(s, "t1") {
+            let a = s.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
+            let b = s.samples(participant: "t2", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
+            let c = other.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
             XCTAssertTrue(a != b, "\(sensor) on \(device.kind): two participants gave the same data")
             XCTAssertTrue(a != c, "\(sensor) on \(device.kind): two seeds gave the same data")
         }
@@ -32,18 +32,18 @@ final class DeterminismTests: XCTestCase {
     /// The central purity property: one day in one call equals 24 hourly calls, and equals
     /// calls in odd-sized chunks made in reverse order.
     func testOneCallEqualsHourlyAndOddChunks() {
-        let s = makeSource(seed: 5, trio)
+        let s = makeSimSource(seed: 5, simTrio)
         for id in ["ana", "ben"] {
-            for (sensor, device) in streams(s, id) {
-                let whole = s.samples(participant: id, sensor: sensor, device: device, writtenAfter: monday, through: monday + day)
+            for (sensor, device) in simStreams(s, id) {
+                let whole = s.samples(participant: id, sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
                 let hourly = (0..<24).map {
                     s.samples(participant: id, sensor: sensor, device: device,
-                              writtenAfter: monday + Double($0) * 3_600, through: monday + Double($0 + 1) * 3_600)
+                              writtenAfter: simMonday + Double($0) * 3_600, through: simMonday + Double($0 + 1) * 3_600)
                 }
-                assertSameBatch(concat(hourly), concat([whole]), "\(id) \(sensor) on \(device.kind): day ≠ 24 hours")
+                assertSameSimBatch(simConcat(hourly), simConcat([whole]), "\(id) \(sensor) on \(device.kind): day ≠ 24 hours")
                 // 37-minute chunks over 8 hours, fetched last first, with a fresh source (no warm caches).
-                let fresh = makeSource(seed: 5, trio)
-                let a = monday + 7 * 3_600, b = a + 8 * 3_600
+                let fresh = makeSimSource(seed: 5, simTrio)
+                let a = simMonday + 7 * 3_600, b = a + 8 * 3_600
                 let part = s.samples(participant: id, sensor: sensor, device: device, writtenAfter: a, through: b)
                 var bounds: [Double] = stride(from: a, to: b, by: 37 * 60).map { $0 }
                 bounds.append(b)
@@ -51,36 +51,36 @@ final class DeterminismTests: XCTestCase {
                     fresh.samples(participant: id, sensor: sensor, device: device,
                                   writtenAfter: bounds[$0], through: bounds[$0 + 1])
                 }
-                assertSameBatch(concat(chunks.reversed()), concat([part]), "\(id) \(sensor) on \(device.kind): odd chunks differ")
+                assertSameSimBatch(simConcat(chunks.reversed()), simConcat([part]), "\(id) \(sensor) on \(device.kind): odd chunks differ")
             }
         }
     }
 
     func testRowsOrderedAndInsideTheAskedRange() {
-        let s = makeSource(seed: 9, trio)
+        let s = makeSimSource(seed: 9, simTrio)
         for id in ["ana", "cho"] {
-            for (sensor, device) in streams(s, id) {
-                let a = monday + 2 * day + 1_234.5, b = a + 9 * 3_600
+            for (sensor, device) in simStreams(s, id) {
+                let a = simMonday + 2 * simDay + 1_234.5, b = a + 9 * 3_600
                 let batch = s.samples(participant: id, sensor: sensor, device: device, writtenAfter: a, through: b)
-                assertOrdered(batch, after: a, through: b, "\(id) \(sensor) \(device.kind)")
+                assertSimOrdered(batch, after: a, through: b, "\(id) \(sensor) \(device.kind)")
             }
         }
     }
 
     func testUnknownOrUnpairedAnswersEmptyWithSchemaColumns() {
-        let s = makeSource(trio)
-        let hrOnPhone = s.samples(participant: "ana", sensor: .heartRate, device: .defaultPhone, writtenAfter: monday, through: monday + day)
+        let s = makeSimSource(simTrio)
+        let hrOnPhone = s.samples(participant: "ana", sensor: .heartRate, device: .defaultPhone, writtenAfter: simMonday, through: simMonday + simDay)
         XCTAssertEqual(hrOnPhone.count, 0)
         XCTAssertEqual(hrOnPhone.columns.map(\.name), ["heartRate", "confidence", "timestamp"])
-        let alsOnWatch = s.samples(participant: "ana", sensor: .ambientLightSensor, device: .defaultWatch, writtenAfter: monday, through: monday + day)
+        let alsOnWatch = s.samples(participant: "ana", sensor: .ambientLightSensor, device: .defaultWatch, writtenAfter: simMonday, through: simMonday + simDay)
         XCTAssertEqual(alsOnWatch.count, 0)
         XCTAssertEqual(s.samples(participant: "nobody", sensor: .accelerometer, device: .defaultPhone,
-                                 writtenAfter: monday, through: monday + day).count, 0)
+                                 writtenAfter: simMonday, through: simMonday + simDay).count, 0)
         let foreign = SRDevice(name: "Other", model: "iPhone", systemName: "iOS", systemVersion: "17.0",
                                productType: "iPhone15,2", kind: .phone)
         XCTAssertEqual(s.samples(participant: "ana", sensor: .accelerometer, device: foreign,
-                                 writtenAfter: monday, through: monday + day).count, 0)
-        let noWatch = makeSource([ParticipantDescription(id: "solo")])
+                                 writtenAfter: simMonday, through: simMonday + simDay).count, 0)
+        let noWatch = makeSimSource([ParticipantDescription(id: "solo")])
         XCTAssertEqual(noWatch.devices(participant: "solo"), [.defaultPhone])
         XCTAssertEqual(s.devices(participant: "ana"), [.defaultPhone, .defaultWatch])
     }

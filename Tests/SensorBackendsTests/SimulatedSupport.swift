@@ -4,16 +4,16 @@ import SensorKitModel
 import SensorBackends
 
 /// 2026-03-02 00:00 UTC, a Monday.
-let monday = 1_772_409_600.0
-let day = 86_400.0
+let simMonday = 1_772_409_600.0
+let simDay = 86_400.0
 
-func makeSource(seed: UInt64 = 7, _ participants: [ParticipantDescription],
+func makeSimSource(seed: UInt64 = 7, _ participants: [ParticipantDescription],
                 settings: SimulationSettings = SimulationSettings()) -> SimulatedSource {
     try! SimulatedSource(seed: seed, participants: participants, settings: settings)
 }
 
 /// Three participants with different habits, zones and devices.
-let trio: [ParticipantDescription] = [
+let simTrio: [ParticipantDescription] = [
     ParticipantDescription(id: "ana", timeZone: "Europe/Berlin", watch: .defaultWatch,
                            profile: ParticipantProfile(preset: .officeWorker)),
     ParticipantDescription(id: "ben", timeZone: "America/New_York", watch: .defaultWatch,
@@ -23,13 +23,13 @@ let trio: [ParticipantDescription] = [
 ]
 
 /// Every implemented (sensor, device) pair of a participant.
-func streams(_ s: SimulatedSource, _ id: String) -> [(Sensor, SRDevice)] {
+func simStreams(_ s: SimulatedSource, _ id: String) -> [(Sensor, SRDevice)] {
     SimulatedSource.implementedSensors.flatMap { sensor in
         s.devices(participant: id).filter { SimulatedSource.produces(sensor, on: $0.kind) }.map { (sensor, $0) }
     }
 }
 
-func concat(_ batches: [SampleBatch]) -> SampleBatch {
+func simConcat(_ batches: [SampleBatch]) -> SampleBatch {
     guard let first = batches.first else { fatalError("no batches") }
     var out = SampleBatch(sensor: first.sensor)
     for b in batches {
@@ -73,47 +73,47 @@ func concat(_ batches: [SampleBatch]) -> SampleBatch {
     return out
 }
 
-func doubles(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Double] {
+func simDoubles(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Double] {
     guard let c = b.column(name), case .double(let v) = c.data else {
         XCTFail("no double column \(name)", file: file, line: line); return []
     }
     return v
 }
 
-func ints(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Int64] {
+func simInts(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Int64] {
     guard let c = b.column(name), case .int(let v) = c.data else {
         XCTFail("no int column \(name)", file: file, line: line); return []
     }
     return v
 }
 
-func bools(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Bool] {
+func simBools(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Bool] {
     guard let c = b.column(name), case .bool(let v) = c.data else {
         XCTFail("no bool column \(name)", file: file, line: line); return []
     }
     return v
 }
 
-func mean(_ xs: [Double]) -> Double { xs.isEmpty ? .nan : xs.reduce(0, +) / Double(xs.count) }
+func simMean(_ xs: [Double]) -> Double { xs.isEmpty ? .nan : xs.reduce(0, +) / Double(xs.count) }
 
-func variance(_ xs: [Double]) -> Double {
-    let m = mean(xs)
+func simVariance(_ xs: [Double]) -> Double {
+    let m = simMean(xs)
     return xs.reduce(0) { $0 + ($1 - m) * ($1 - m) } / Double(max(1, xs.count - 1))
 }
 
-func percentile(_ xs: [Double], _ p: Double) -> Double {
+func simPercentile(_ xs: [Double], _ p: Double) -> Double {
     let s = xs.sorted()
     guard !s.isEmpty else { return .nan }
     return s[min(s.count - 1, Int(Double(s.count - 1) * p))]
 }
 
 /// Indices of rows whose sample time lies in [a, b).
-func rows(_ batch: SampleBatch, from a: Double, to b: Double) -> [Int] {
+func simRows(_ batch: SampleBatch, from a: Double, to b: Double) -> [Int] {
     batch.times.indices.filter { batch.times[$0] >= a && batch.times[$0] < b }
 }
 
 /// Local calendar date ("YYYY-MM-DD") of an instant in a zone.
-func localDate(_ t: Double, _ zone: String) -> String {
+func simLocalDate(_ t: Double, _ zone: String) -> String {
     var cal = Calendar(identifier: .gregorian)
     cal.timeZone = TimeZone(identifier: zone)!
     let c = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t))
@@ -121,7 +121,7 @@ func localDate(_ t: Double, _ zone: String) -> String {
 }
 
 /// Rows are ordered by write time, then sample time, and every write time is in (a, b].
-func assertOrdered(_ batch: SampleBatch, after a: Double, through b: Double, _ label: String,
+func assertSimOrdered(_ batch: SampleBatch, after a: Double, through b: Double, _ label: String,
                    file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(batch.writeTimes.count, batch.times.count, label, file: file, line: line)
     for c in batch.columns { XCTAssertEqual(c.count, batch.count, "\(label) column \(c.name)", file: file, line: line) }
@@ -138,7 +138,7 @@ func assertOrdered(_ batch: SampleBatch, after a: Double, through b: Double, _ l
 }
 
 /// Compares two batches and reports only the first difference (batches can hold millions of rows).
-func assertSameBatch(_ a: SampleBatch, _ b: SampleBatch, _ label: String,
+func assertSameSimBatch(_ a: SampleBatch, _ b: SampleBatch, _ label: String,
                      file: StaticString = #filePath, line: UInt = #line) {
     if a == b { return }
     guard a.sensor == b.sensor else { return XCTFail("\(label): sensors differ", file: file, line: line) }

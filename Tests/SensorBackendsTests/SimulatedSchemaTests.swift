@@ -1,0 +1,63 @@
+import XCTest
+import SensorKitModel
+import SensorBackends
+
+/// The simulator's columns are the catalogue's columns (names, order, storage kind), and
+/// every field is populated.
+final class SchemaTests: XCTestCase {
+    func testColumnsMatchTheCatalogue() {
+        let s = makeSimSource(seed: 3, simTrio)
+        for sensor in SimulatedSource.implementedSensors {
+            let info = SensorCatalogue.info(sensor)
+            let device: SRDevice = SimulatedSource.produces(sensor, on: .phone) ? .defaultPhone : .defaultWatch
+            let b = s.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
+            XCTAssertEqual(b.columns.map(\.name), info.columnFields.map(\.name), "\(sensor) column names")
+            for (c, f) in zip(b.columns, info.columnFields) {
+                let kind: ColumnKind = switch c.data {
+                case .double: .double
+                case .int: .int
+                case .bool: .bool
+                case .string: .string
+                case .value: .value
+                }
+                XCTAssertEqual(kind, f.type.columnKind, "\(sensor).\(c.name) storage")
+                if !f.isOptional { XCTAssertNil(c.present, "\(sensor).\(c.name) has missing values") }
+                // Enumerations hold declared raw values.
+                if case .int(let v) = c.data, !f.type.namedValues.isEmpty, case .enumeration = f.type {
+                    let allowed = Set(f.type.namedValues.map(\.rawValue))
+                    XCTAssertTrue(Set(v).isSubset(of: allowed), "\(sensor).\(c.name) values \(Set(v))")
+                }
+            }
+            XCTAssertGreaterThan(b.count, 0, "\(sensor)")
+            let empty = s.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday)
+            XCTAssertEqual(empty.columns.map(\.name), info.columnFields.map(\.name), "\(sensor) empty batch columns")
+        }
+    }
+
+    /// Device usage reports carry the nested structure of §3.3.9.
+    func testDeviceUsageStructure() {
+        let s = makeSimSource(seed: 3, simTrio)
+        let b = s.samples(participant: "ben", sensor: .deviceUsageReport, device: .defaultPhone,
+                          writtenAfter: simMonday + 15 * 3_600, through: simMonday + 23 * 3_600)
+        guard case .value(let apps) = b.column("applicationUsageByCategory")!.data,
+              case .value(let notes) = b.column("notificationUsageByCategory")!.data else { return XCTFail() }
+        var sawApple = false, sawThirdParty = false, sawText = false
+        for report in apps {
+            guard case .object(let cats) = report else { return XCTFail("not an object") }
+            for (cat, list) in cats {
+                XCTAssertTrue(SensorCatalogue.deviceUsageCategories.contains(cat), cat)
+                guard case .array(let entries) = list else { return XCTFail() }
+                for e in entries {
+                    guard case .object(let fields) = e else { return XCTFail() }
+                    XCTAssertEqual(fields.map(\.0), ["bundleIdentifier", "usageTime", "reportApplicationIdentifier",
+                                                     "textInputSessions", "supplementalCategories", "relativeStartTime"])
+                    if case .string = fields[0].1 { sawApple = true } else { sawThirdParty = true }
+                    if case .array(let t) = fields[3].1, !t.isEmpty { sawText = true }
+                    if case .double(let u) = fields[1].1 { XCTAssertTrue(u >= 0 && u <= 900) }
+                }
+            }
+        }
+        XCTAssertTrue(sawApple && sawThirdParty && sawText)
+        XCTAssertTrue(notes.contains { if case .object(let kv) = $0 { return !kv.isEmpty } else { return false } })
+    }
+}
