@@ -89,38 +89,38 @@ final class RecordedImportTests: XCTestCase {
         let all = (-1e10, 1e10)
         let accel = rec.samples(participant: "p1", sensor: .accelerometer, device: phone, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(accel.count, 150)
-        XCTAssertEqual(simInts(accel, "identifier").prefix(2), [1000, 1000])
-        XCTAssertEqual(simDoubles(accel, "x")[49], 0.049, accuracy: 1e-15)
-        XCTAssertEqual(simDoubles(accel, "z")[100], -0.9798, accuracy: 1e-15)
+        XCTAssertEqual(recInts(accel, "identifier").prefix(2), [1000, 1000])
+        XCTAssertEqual(recDoubles(accel, "x")[49], 0.049, accuracy: 1e-15)
+        XCTAssertEqual(recDoubles(accel, "z")[100], -0.9798, accuracy: 1e-15)
         // Write time = the batch's last sample.
         XCTAssertEqual(accel.writeTimes[0], Self.t0 + 3_600 + 49 * 0.02, accuracy: 1e-9)
         XCTAssertEqual(accel.times[1], Self.t0 + 3_600 + 0.02, accuracy: 1e-9)
         XCTAssertEqual(accel.column("timestamp")?.present?.contains(true), false, "MHC has no uptime: missing")
 
         let light = rec.samples(participant: "p1", sensor: .ambientLightSensor, device: phone, writtenAfter: all.0, through: all.1)
-        XCTAssertEqual(simInts(light, "placement"), [1, 2, 0, 1, 2, 0])
-        XCTAssertEqual(simDoubles(light, "chromaticityX")[0], 0.31)
-        XCTAssertEqual(simDoubles(light, "lux")[5], 105.5)
+        XCTAssertEqual(recInts(light, "placement"), [1, 2, 0, 1, 2, 0])
+        XCTAssertEqual(recDoubles(light, "chromaticityX")[0], 0.31)
+        XCTAssertEqual(recDoubles(light, "lux")[5], 105.5)
 
         let pressure = rec.samples(participant: "p1", sensor: .ambientPressure, device: phone, writtenAfter: all.0, through: all.1)
-        XCTAssertEqual(simDoubles(pressure, "pressure").first, 101.325)
-        XCTAssertEqual(simDoubles(pressure, "temperature").first, 21.5)
+        XCTAssertEqual(recDoubles(pressure, "pressure").first, 101.325)
+        XCTAssertEqual(recDoubles(pressure, "temperature").first, 21.5)
 
         let hr = rec.samples(participant: "p1", sensor: .heartRate, device: watch, writtenAfter: all.0, through: all.1)
-        XCTAssertEqual(simDoubles(hr, "heartRate"), [60, 61, 62, 63, 64])
-        XCTAssertEqual(simInts(hr, "confidence"), [0, 1, 2, 3, 0])
+        XCTAssertEqual(recDoubles(hr, "heartRate"), [60, 61, 62, 63, 64])
+        XCTAssertEqual(recInts(hr, "confidence"), [0, 1, 2, 3, 0])
 
         let ped = rec.samples(participant: "p1", sensor: .pedometerData, device: phone, writtenAfter: all.0, through: all.1)
-        XCTAssertEqual(simInts(ped, "numberOfSteps"), [210, 90])
+        XCTAssertEqual(recInts(ped, "numberOfSteps"), [210, 90])
         XCTAssertEqual(ped.column("distance")?.present, [true, false])
         XCTAssertEqual(ped.column("floorsAscended")?.present, [true, false])
-        XCTAssertEqual(simDoubles(ped, "endDate")[0], Self.t0 + 36_150)
+        XCTAssertEqual(recDoubles(ped, "endDate")[0], Self.t0 + 36_150)
         XCTAssertEqual(ped.writeTimes, [Self.t0 + 36_150, Self.t0 + 36_300])
 
         let temp = rec.samples(participant: "p1", sensor: .wristTemperature, device: watch, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(temp.count, 1, "one session per file")
         XCTAssertEqual(temp.times, [Self.t0 + 3_000])
-        XCTAssertEqual(simDoubles(temp, "duration"), [600])
+        XCTAssertEqual(recDoubles(temp, "duration"), [600])
         guard case .value(let v)? = temp.column("temperatures")?.data, case .array(let readings) = v[0] else {
             return XCTFail("temperatures")
         }
@@ -186,11 +186,11 @@ final class RecordedImportTests: XCTestCase {
         }
         let p = fetch(.pedometerData, devices[0])
         var steps: [Int: Int] = [:]
-        for (i, n) in simInts(p, "numberOfSteps").enumerated() { steps[localDay(p.times[i]), default: 0] += Int(n) }
+        for (i, n) in recInts(p, "numberOfSteps").enumerated() { steps[localDay(p.times[i]), default: 0] += Int(n) }
         XCTAssertEqual(steps, expectedSteps)
         let h = fetch(.heartRate, devices[1])
         var sum: [Int: Double] = [:], count: [Int: Int] = [:]
-        for (i, v) in simDoubles(h, "heartRate").enumerated() { sum[localDay(h.times[i]), default: 0] += v; count[localDay(h.times[i]), default: 0] += 1 }
+        for (i, v) in recDoubles(h, "heartRate").enumerated() { sum[localDay(h.times[i]), default: 0] += v; count[localDay(h.times[i]), default: 0] += 1 }
         XCTAssertEqual(count, hrCount)
         for (d, s) in hrSum { XCTAssertEqual(sum[d]! / Double(count[d]!), s / Double(hrCount[d]!), accuracy: 1e-9) }
         XCTAssertEqual(Set(steps.keys).count, 4, "four local days touched (the first hour is the day before)")
@@ -244,13 +244,13 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(accel.count, 40)
         XCTAssertEqual(accel.writeTimes[0], Self.t0 + 60)
         XCTAssertEqual(accel.times[3], Self.t0 + 0.06, accuracy: 1e-9)
-        XCTAssertEqual(simDoubles(accel, "timestamp")[1], 5_000.02, "CMLogItem uptime kept")
-        XCTAssertEqual(simInts(accel, "identifier")[25], 2)
+        XCTAssertEqual(recDoubles(accel, "timestamp")[1], 5_000.02, "CMLogItem uptime kept")
+        XCTAssertEqual(recInts(accel, "identifier")[25], 2)
         let light = rec.samples(participant: "P7", sensor: .ambientLightSensor, device: devices[0], writtenAfter: 0, through: 4e9)
-        XCTAssertEqual(simInts(light, "placement"), [1, 3, 1, 3], "case names and raw values both read")
-        XCTAssertEqual(simDoubles(light, "chromaticityY"), [0.33, 0.33, 0.33, 0.33])
+        XCTAssertEqual(recInts(light, "placement"), [1, 3, 1, 3], "case names and raw values both read")
+        XCTAssertEqual(recDoubles(light, "chromaticityY"), [0.33, 0.33, 0.33, 0.33])
         let hr = rec.samples(participant: "P7", sensor: .heartRate, device: devices[1], writtenAfter: 0, through: 4e9)
-        XCTAssertEqual(simInts(hr, "confidence"), [2, 2, 2])
+        XCTAssertEqual(recInts(hr, "confidence"), [2, 2, 2])
         XCTAssertEqual(hr.times[1], 1_732_147_260.5, "ISO 8601 dates read")
     }
 
@@ -304,9 +304,9 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(try store.contentDigest(), before)
         XCTAssertEqual(try store.source().participants.map(\.id), ["p1"])
         // Same for the native format failing in its second stream.
-        let sim = makeSimSource(seed: 3, [simTrio[0]])
+        let sim = makeRecSource(seed: 3, [recTrio[0]])
         let export = dir.appendingPathComponent("native")
-        try NativeFormat.export(NativeFormat.Study(start: simMonday, end: simMonday + simDay, participants: [.init(id: "ana", timeZone: "Europe/Berlin")],
+        try NativeFormat.export(NativeFormat.Study(start: recMonday, end: recMonday + recDay, participants: [.init(id: "ana", timeZone: "Europe/Berlin")],
                                                    sensors: [.ambientLightSensor, .heartRate]), source: sim, to: export)
         let hrFile = export.appendingPathComponent("ana/watch/heartRate.csv").path
         var text = try String(contentsOfFile: hrFile, encoding: .utf8)

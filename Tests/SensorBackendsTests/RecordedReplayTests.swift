@@ -6,14 +6,14 @@ import SensorKitModel
 /// `RecordedStudy`: what a run needs to replay a store under the same rules.
 final class RecordedReplayTests: XCTestCase {
     func testReplaySetsUpClockSpanAuthorizationRecordingAndDeletions() throws {
-        let sim = makeSimSource(seed: 4, [simTrio[0]])
+        let sim = makeRecSource(seed: 4, [recTrio[0]])
         let dir = try recordedTempDir(self)
         let folder = dir.appendingPathComponent("export")
-        let start = simMonday, end = simMonday + 2 * simDay
+        let start = recMonday, end = recMonday + 2 * recDay
         try NativeFormat.export(NativeFormat.Study(start: start, end: end, participants: [
             .init(id: "ana", timeZone: "Europe/Berlin",
                   authorization: [AuthorizationChange(sensor: .heartRate, at: start, status: .authorized),
-                                  AuthorizationChange(sensor: .heartRate, at: start + simDay, status: .denied)],
+                                  AuthorizationChange(sensor: .heartRate, at: start + recDay, status: .denied)],
                   deletions: [DeletionEvent(sensor: .heartRate, range: TimeRange(after: start + 6 * 3_600, through: start + 8 * 3_600), at: start + 9 * 3_600)]),
         ], sensors: [.heartRate, .ambientLightSensor]), source: sim, to: folder)
         let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
@@ -25,19 +25,19 @@ final class RecordedReplayTests: XCTestCase {
         XCTAssertEqual(p.devices, sim.devices(participant: "ana"))
         XCTAssertEqual(p.sensors, [.ambientLightSensor, .heartRate])
         // The clock: the declared span of the export.
-        XCTAssertEqual(study.start(in: p.timeZone), simMonday)
+        XCTAssertEqual(study.start(in: p.timeZone), recMonday)
         XCTAssertEqual(study.days(in: p.timeZone), 2, "the declared span (an export)")
 
         let resolved = ResolvedStudy.permissive
         var switches = WorldSwitches()
         switches.duplicateRate = 0
-        var model = ParticipantModel(participant: "ana", study: resolved, switches: switches, activation: start - 30 * simDay)
+        var model = ParticipantModel(participant: "ana", study: resolved, switches: switches, activation: start - 30 * recDay)
         model.advance(to: start + 60)
         let later = study.prepare(&model, participant: "ana")
         XCTAssertEqual(later.map(\.status), [.denied], "the revocation is left for the runtime to schedule")
         let policy = study.consentPolicy(participant: "ana", at: start + 60)
         XCTAssertEqual(policy.answers[.heartRate], .allow)
-        XCTAssertEqual(study.consentPolicy(participant: "ana", at: start + 2 * simDay).answers[.heartRate], .deny)
+        XCTAssertEqual(study.consentPolicy(participant: "ana", at: start + 2 * recDay).answers[.heartRate], .deny)
         XCTAssertEqual(policy.answer(forGroup: [.ambientLightSensor]), .allow, "not in the timeline: allowed")
         // The protocol asks; the recorded answers come back.
         _ = model.requestAuthorization([.heartRate, .ambientLightSensor], policy: policy)
@@ -46,7 +46,7 @@ final class RecordedReplayTests: XCTestCase {
         XCTAssertFalse(model.recording.intervals(.heartRate, until: end).isEmpty)
 
         // Two days later, the fetch sees the recorded data minus the deleted hour.
-        model.advance(to: end + simDay)
+        model.advance(to: end + recDay)
         let watch = p.devices[1]
         let req = FetchRequest(from: model.clock.srTime(atTrue: start), to: model.clock.srTime(atTrue: end), device: watch)
         let got = model.fetch(req, sensor: .heartRate, source: study.source).plan!.collect()
@@ -66,7 +66,7 @@ final class RecordedReplayTests: XCTestCase {
         let study = try RecordedStudy(store: store)
         XCTAssertTrue(study.warnings.contains { $0.contains("authorization unknown") && $0.contains("treated as authorized") }, "\(study.warnings)")
         XCTAssertTrue(study.warnings.contains { $0.contains("time zone unknown") })
-        var model = ParticipantModel(participant: "p", study: ResolvedStudy(), activation: 1_772_409_600 - 30 * simDay)
+        var model = ParticipantModel(participant: "p", study: ResolvedStudy(), activation: 1_772_409_600 - 30 * recDay)
         model.advance(to: 1_772_409_600)
         XCTAssertTrue(study.prepare(&model, participant: "p").isEmpty)
         XCTAssertEqual(study.consentPolicy(participant: "p", at: 1_772_409_600).answer(forGroup: [.heartRate]), .allow)

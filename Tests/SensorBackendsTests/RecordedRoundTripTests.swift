@@ -8,7 +8,7 @@ final class RecordedRoundTripTests: XCTestCase {
     static let dense: Set<Sensor> = [.accelerometer, .rotationRate]
 
     func study(_ start: Double, _ end: Double, sensors: [Sensor]) -> NativeFormat.Study {
-        NativeFormat.Study(start: start, end: end, participants: simTrio.map { p in
+        NativeFormat.Study(start: start, end: end, participants: recTrio.map { p in
             NativeFormat.Study.Participant(
                 id: p.id, timeZone: p.timeZone,
                 authorization: [AuthorizationChange(sensor: .heartRate, at: start, status: .authorized),
@@ -21,17 +21,17 @@ final class RecordedRoundTripTests: XCTestCase {
     /// Every sensor the simulator implements except the 50 Hz streams, over two days of three participants.
     func testEverySparseSensorRoundTripsOverTwoDays() throws {
         let sensors = SimulatedSource.implementedSensors.filter { !Self.dense.contains($0) }
-        try roundTrip(sensors: sensors, start: simMonday, end: simMonday + 2 * simDay, pieces: 7)
+        try roundTrip(sensors: sensors, start: recMonday, end: recMonday + 2 * recDay, pieces: 7)
     }
 
     /// The 50 Hz streams (phone and watch), over half an hour of three participants (debug builds parse 17-digit doubles slowly).
     func testDenseSensorsRoundTrip() throws {
         let sensors = SimulatedSource.implementedSensors.filter { Self.dense.contains($0) }
-        try roundTrip(sensors: sensors, start: simMonday + 9 * 3_600, end: simMonday + 9.5 * 3_600, pieces: 5)
+        try roundTrip(sensors: sensors, start: recMonday + 9 * 3_600, end: recMonday + 9.5 * 3_600, pieces: 5)
     }
 
     func roundTrip(sensors: [Sensor], start: Double, end: Double, pieces: Int) throws {
-        let sim = makeSimSource(seed: 11, simTrio)
+        let sim = makeRecSource(seed: 11, recTrio)
         let dir = try recordedTempDir(self)
         let folder = dir.appendingPathComponent("export")
         let exported = try NativeFormat.export(study(start, end, sensors: sensors), source: sim, to: folder)
@@ -49,8 +49,8 @@ final class RecordedRoundTripTests: XCTestCase {
         XCTAssertEqual(again.duplicatesAlreadyStored, exported.rows)
         XCTAssertEqual(try store.contentDigest(), digest)
 
-        XCTAssertEqual(rec.participants.map(\.id), simTrio.map(\.id), "in import order")
-        for p in simTrio {
+        XCTAssertEqual(rec.participants.map(\.id), recTrio.map(\.id), "in import order")
+        for p in recTrio {
             XCTAssertEqual(rec.participant(p.id)?.timeZone, p.timeZone)
             XCTAssertEqual(rec.devices(participant: p.id), sim.devices(participant: p.id), "devices of \(p.id), phone first")
             XCTAssertEqual(rec.authorizationTimeline(participant: p.id).map(\.status), [.authorized, .denied])
@@ -87,11 +87,11 @@ final class RecordedRoundTripTests: XCTestCase {
 
     /// Through the model: a fetch over the recorded source delivers what the same fetch over the simulator does.
     func testFetchThroughTheModelMatches() throws {
-        let sim = makeSimSource(seed: 5, [simTrio[0]])
+        let sim = makeRecSource(seed: 5, [recTrio[0]])
         let dir = try recordedTempDir(self)
         let folder = dir.appendingPathComponent("export")
         let sensors: [Sensor] = [.ambientLightSensor, .heartRate, .deviceUsageReport]
-        let start = simMonday, end = simMonday + 3 * simDay
+        let start = recMonday, end = recMonday + 3 * recDay
         try NativeFormat.export(NativeFormat.Study(start: start, end: end, participants: [
             .init(id: "ana", timeZone: "Europe/Berlin"),
         ], sensors: sensors), source: sim, to: folder)
@@ -100,7 +100,7 @@ final class RecordedRoundTripTests: XCTestCase {
         let rec = try store.source()
         var study = ResolvedStudy()
         study.entitledSensors = Set(sensors)
-        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * simDay)
+        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * recDay)
         for s in sensors {
             _ = model.authorization.setStatus(s, .authorized)
             model.recording.addInterval(s, by: .system, after: start, through: end)

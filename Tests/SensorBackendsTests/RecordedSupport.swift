@@ -3,6 +3,38 @@ import XCTest
 import SensorKitModel
 @testable import SensorBackends
 
+/// 2026-03-02 00:00 UTC, a Monday.
+let recMonday = 1_772_409_600.0
+let recDay = 86_400.0
+
+func makeRecSource(seed: UInt64 = 7, _ participants: [ParticipantDescription]) -> SimulatedSource {
+    try! SimulatedSource(seed: seed, participants: participants)
+}
+
+/// Three participants with different habits, zones and devices.
+let recTrio: [ParticipantDescription] = [
+    ParticipantDescription(id: "ana", timeZone: "Europe/Berlin", watch: .defaultWatch,
+                           profile: ParticipantProfile(preset: .officeWorker)),
+    ParticipantDescription(id: "ben", timeZone: "America/New_York", watch: .defaultWatch,
+                           profile: ParticipantProfile(preset: .student)),
+    ParticipantDescription(id: "cho", timeZone: "Asia/Tokyo", watch: .defaultWatch,
+                           profile: ParticipantProfile(preset: .retiree)),
+]
+
+func recDoubles(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Double] {
+    guard let c = b.column(name), case .double(let v) = c.data else {
+        XCTFail("no double column \(name)", file: file, line: line); return []
+    }
+    return v
+}
+
+func recInts(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Int64] {
+    guard let c = b.column(name), case .int(let v) = c.data else {
+        XCTFail("no int column \(name)", file: file, line: line); return []
+    }
+    return v
+}
+
 /// A fresh temporary folder, removed at the end of the test.
 func recordedTempDir(_ test: XCTestCase, _ name: String = #function) throws -> URL {
     let clean = name.filter { $0.isLetter || $0.isNumber }

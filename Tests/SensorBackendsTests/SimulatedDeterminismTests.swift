@@ -8,9 +8,19 @@ final class DeterminismTests: XCTestCase {
         for (sensor, device) in simStreams(a, "ana") {
             let x = a.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
             let y = b.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
-            XCTAssertGreaterThan(x.count, 0, "\(sensor) on \(device.kind) produced nothing in a day")
+            if !sparseSensors.contains(sensor) {
+                XCTAssertGreaterThan(x.count, 0, "\(sensor) on \(device.kind) produced nothing in a day")
+            }
             assertSameSimBatch(x, y, "\(sensor) on \(device.kind)")
         }
+    }
+
+    func testEveryStreamProducesDataWithinAWeek() {
+        let s = makeSimSource(seed: 11, simTrio)
+        for sensor in Sensor.allCases {
+            XCTAssertNotNil(simFirstNonEmpty(s, sensor), "\(sensor): no rows for anyone in a week")
+        }
+        XCTAssertEqual(Set(SimulatedSource.implementedSensors), Set(Sensor.allCases))
     }
 
     func testDifferentParticipantsAndSeedsDiffer() {
@@ -24,6 +34,7 @@ final class DeterminismTests: XCTestCase {
             let a = s.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
             let b = s.samples(participant: "t2", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
             let c = other.samples(participant: "t1", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday + simDay)
+            if sparseSensors.contains(sensor) && (a.count == 0 || b.count == 0 || c.count == 0) { continue }
             XCTAssertTrue(a != b, "\(sensor) on \(device.kind): two participants gave the same data")
             XCTAssertTrue(a != c, "\(sensor) on \(device.kind): two seeds gave the same data")
         }

@@ -14,8 +14,11 @@ func makeSimSource(seed: UInt64 = 7, _ participants: [ParticipantDescription],
 
 /// Three participants with different habits, zones and devices.
 let simTrio: [ParticipantDescription] = [
-    ParticipantDescription(id: "ana", timeZone: "Europe/Berlin", watch: .defaultWatch,
-                           profile: ParticipantProfile(preset: .officeWorker)),
+    ParticipantDescription(id: "ana", timeZone: "Europe/Berlin", watch: .defaultWatch, profile: {
+        var p = ParticipantProfile(preset: .officeWorker)
+        p.wearsWatchToSleep = true
+        return p
+    }()),
     ParticipantDescription(id: "ben", timeZone: "America/New_York", watch: .defaultWatch,
                            profile: ParticipantProfile(preset: .student)),
     ParticipantDescription(id: "cho", timeZone: "Asia/Tokyo", watch: .defaultWatch,
@@ -107,9 +110,19 @@ func simPercentile(_ xs: [Double], _ p: Double) -> Double {
     return s[min(s.count - 1, Int(Double(s.count - 1) * p))]
 }
 
-/// Indices of rows whose sample time lies in [a, b).
-func simRows(_ batch: SampleBatch, from a: Double, to b: Double) -> [Int] {
-    batch.times.indices.filter { batch.times[$0] >= a && batch.times[$0] < b }
+/// Indices of rows whose sample time lies in [a, b). The batch's times must ascend (true of
+/// every simulated stream: write times are monotone in sample time).
+func simRows(_ batch: SampleBatch, from a: Double, to b: Double) -> Range<Int> {
+    func lowerBound(_ x: Double) -> Int {
+        var lo = 0, hi = batch.times.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if batch.times[mid] < x { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+    let lo = lowerBound(a)
+    return lo..<max(lo, lowerBound(b))
 }
 
 /// Local calendar date ("YYYY-MM-DD") of an instant in a zone.
@@ -170,4 +183,21 @@ func assertSameSimBatch(_ a: SampleBatch, _ b: SampleBatch, _ label: String,
         if detail.isEmpty { detail = "presence masks differ" }
         return XCTFail("\(label): column \(x.name): \(detail)", file: file, line: line)
     }
+}
+
+/// Streams with rows every day; the others (ECG on some days, Siri and calls on most) may be empty.
+let sparseSensors: Set<Sensor> = [.electrocardiogram, .siriSpeechMetrics, .telephonySpeechMetrics, .sleepSessions,
+                                    .wristTemperature]
+
+/// The first batch with rows for `sensor` among the participants, over a day, else a week.
+func simFirstNonEmpty(_ s: SimulatedSource, _ sensor: Sensor, ids: [String] = ["ana", "ben", "cho"]) -> SampleBatch? {
+    for span in [simDay, 7 * simDay] {
+        for id in ids {
+            for d in s.devices(participant: id) where SimulatedSource.produces(sensor, on: d.kind) {
+                let b = s.samples(participant: id, sensor: sensor, device: d, writtenAfter: simMonday, through: simMonday + span)
+                if b.count > 0 { return b }
+            }
+        }
+    }
+    return nil
 }

@@ -445,7 +445,7 @@ struct FileOutput {
     private var buffer: [UInt8] = []
 
     mutating func open(_ path: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
         handle = h
         buffer.reserveCapacity(1 << 20)

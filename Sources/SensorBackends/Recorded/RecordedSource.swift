@@ -199,10 +199,11 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             let name: String = r["name"]
             guard let kind = ColumnKind(rawValue: r["kind"]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
             let data = try blob(r, 3) { try ColumnCodec.decode($0, kind: kind, count: n) }
-            var present: [Bool]? = nil
-            if let p = r.dataNoCopy(atIndex: 2) {
+            let present: [Bool]?
+            present = try r.withUnsafeData(atIndex: 2) { (p: Data?) -> [Bool]? in
+                guard let p else { return nil }
                 guard p.count == n else { throw StoreCorruption("chunk \(id) column \(name): presence mask of \(p.count) for \(n) rows") }
-                present = p.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [Bool] in
+                return p.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [Bool] in
                     let bytes = raw.bindMemory(to: UInt8.self)
                     return [Bool](unsafeUninitializedCapacity: n) { buf, done in
                         for k in 0..<n { buf[k] = bytes[k] != 0 }
@@ -222,8 +223,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     }
 
     private static func blob<T>(_ row: Row, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        guard let d = row.dataNoCopy(atIndex: index) else { throw StoreCorruption("missing blob") }
-        return try d.withUnsafeBytes { try body($0) }
+        try row.withUnsafeData(atIndex: index) { (d: Data?) -> T in
+            guard let d else { throw StoreCorruption("missing blob") }
+            return try d.withUnsafeBytes { try body($0) }
+        }
     }
 
     // MARK: What a replay needs

@@ -16,7 +16,7 @@ public enum StoreBenchmark {
     /// (60-s write batches; x, y, z with 6 decimals, timestamps with 2). Returns the row count.
     @discardableResult
     public static func writeAccelerometerCSV(path: String, start: Double, seconds: Int) throws -> Int {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
         defer { try? h.close() }
         var out = [UInt8]()
@@ -243,7 +243,7 @@ public enum StoreBenchmark {
         if let store = weekStore {
             let rec = try store.source()
             let end = start + Double(weekDays) * 86_400
-            var t = now()
+            let t = now()
             let stored = summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
             let s1 = secs(t)
             output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",

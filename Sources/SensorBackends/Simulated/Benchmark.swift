@@ -33,8 +33,9 @@ public enum SimulatorBenchmark {
     public static func run(seed: UInt64 = 1, days: Int = 7, chunkSeconds: Double = 3_600,
                            start: Double = 1_772_409_600,
                            sensors: [Sensor] = SimulatedSource.implementedSensors) -> [StreamResult] {
-        let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch,
-                                                 profile: ParticipantProfile(preset: .officeWorker))
+        var profile = ParticipantProfile(preset: .officeWorker)
+        profile.wearsWatchToSleep = true   // so that the night-time watch streams have data
+        let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch, profile: profile)
         guard let source = try? SimulatedSource(seed: seed, participants: [participant]) else { return [] }
         tuneAllocator()
         let chunk = min(max(1, chunkSeconds), 3_600)

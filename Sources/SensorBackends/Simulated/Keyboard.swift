@@ -35,7 +35,6 @@ func keyboardBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let view = RangeView(p, from: rl - maxDelay - size - 1, to: rh + 1)
     let on = complement(view.phoneOff, from: view.lo, to: view.hi)
     let windows = ctx.reportWindows(stream: "keyboard", maxDelay: maxDelay, phoneOn: on)
-    let names = Schema.keyboardColumns.map(\.0)
     var doubles: [String: [Double]] = [:], ints: [String: [Int64]] = [:], values: [String: [FieldValue]] = [:]
     var strings: [String: [String]] = [:]
     var writes: [Double] = []
@@ -131,6 +130,5 @@ func keyboardBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         case .bool: Column(name: name, data: .bool([]))
         }
     }
-    _ = names
     return SampleBatch(sensor: sensor, writeTimes: writes, times: writes, columns: columns)
 }

@@ -97,14 +97,7 @@ func isoWeekday(_ day: Int) -> Int {
     return r + 1
 }
 
-/// Day of the year (1…366) of a civil day number (Howard Hinnant's civil-from-days).
-func dayOfYear(_ day: Int) -> Int {
-    let (y, m, d) = civil(day)
-    let startOfYear = daysFromCivil(y, 1, 1)
-    _ = (m, d)
-    return day - startOfYear + 1
-}
-
+/// (year, month, day) of a civil day number (Howard Hinnant's civil-from-days).
 func civil(_ z0: Int) -> (Int, Int, Int) {
     let z = z0 + 719_468
     let era = (z >= 0 ? z : z - 146_096) / 146_097

@@ -178,8 +178,8 @@ func motionSpan(_ s: MotionState, kind: DeviceKind, sensor: MotionSensor, rate: 
             case .sedentary: sigma = 0.03; strideAmp = 0.05; freq = 0.3
             case .light: sigma = 0.08; strideAmp = 0.15; freq = 0.6
             case .vehicle: sigma = 0.04; strideAmp = 0.04; freq = 0.8
-            case .walk: freq = s.cadence; strideAmp = 0.5; stepAmp = 0.2; sigma = 0.06
-            case .run: freq = s.cadence; strideAmp = 1.5; stepAmp = 0.6; sigma = 0.2
+            case .walk: freq = s.cadence; strideAmp = 0.5; stepAmp = 0.35; sigma = 0.06
+            case .run: freq = s.cadence; strideAmp = 1.5; stepAmp = 1.0; sigma = 0.2
             }
         }
         if sensor == .gyroscope {

@@ -163,7 +163,7 @@ extension ParticipantProfile {
         let screenHours = screenHoursPerDay ?? screen.hours * exp(0.15 * k.normal(9))
         let pickups = pickupsPerDay ?? screen.pickups * exp(0.15 * k.normal(10))
         let age = self.age ?? clamp(n.age.0 + n.age.1 * k.normal(11), 18, 90)
-        let rhr = restingHeartRate ?? clamp(n.rhr.0 + n.rhr.1 * k.normal(12), 50, 80)
+        let rhr = restingHeartRate ?? clamp(n.rhr.0 + n.rhr.1 * k.normal(12), 52, 78)
         let height = heightCm ?? clamp(171 + 9 * k.normal(13), 150, 200)
         let exercise = exerciseSessionsPerWeek ?? max(0, n.exercise * exp(0.2 * k.normal(14)))
         let sleeps = wearsWatchToSleep ?? k.chance(15, 0.5)

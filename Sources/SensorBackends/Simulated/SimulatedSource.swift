@@ -18,7 +18,9 @@ public struct SimulatedSource: SampleSource {
     /// The sensors this simulator generates (the others answer with empty batches).
     public static let implementedSensors: [Sensor] = [
         .ambientLightSensor, .accelerometer, .rotationRate, .onWristState, .heartRate, .pedometerData,
-        .deviceUsageReport, .keyboardMetrics,
+        .deviceUsageReport, .keyboardMetrics, .visits, .odometer, .messagesUsageReport, .phoneUsageReport,
+        .siriSpeechMetrics, .telephonySpeechMetrics, .ambientPressure, .mediaEvents, .wristTemperature, .faceMetrics,
+        .electrocardiogram, .photoplethysmogram, .acousticSettings, .sleepSessions,
     ]
 
     /// Throws `SimulationError` for an unknown time zone, a duplicate id or a bad event.
@@ -62,7 +64,19 @@ public struct SimulatedSource: SampleSource {
         case .pedometerData: return pedometerBatch(p, ctx: ctx)
         case .deviceUsageReport: return deviceUsageBatch(p, ctx: ctx)
         case .keyboardMetrics: return keyboardBatch(p, ctx: ctx)
-        default: return Schema.empty(sensor)
+        case .visits: return visitsBatch(p, ctx: ctx)
+        case .odometer: return odometerBatch(p, ctx: ctx)
+        case .messagesUsageReport: return messagesUsageBatch(p, ctx: ctx)
+        case .phoneUsageReport: return phoneUsageBatch(p, ctx: ctx)
+        case .siriSpeechMetrics, .telephonySpeechMetrics: return speechBatch(p, sensor: sensor, ctx: ctx)
+        case .ambientPressure: return pressureBatch(p, ctx: ctx)
+        case .mediaEvents: return mediaEventsBatch(p, ctx: ctx)
+        case .wristTemperature: return wristTemperatureBatch(p, ctx: ctx)
+        case .faceMetrics: return faceMetricsBatch(p, ctx: ctx)
+        case .electrocardiogram: return ecgBatch(p, ctx: ctx)
+        case .photoplethysmogram: return ppgBatch(p, ctx: ctx)
+        case .acousticSettings: return acousticSettingsBatch(p, ctx: ctx)
+        case .sleepSessions: return sleepSessionsBatch(p, ctx: ctx)
         }
     }
 }

@@ -320,8 +320,8 @@ extension Participant {
             case 1: // park
                 b.add(stay * 0.6, .walk, .outdoors, cadence: walkCadence * 0.85, optional: true)
                 b.add(stay * 0.4, .sedentary, .outdoors)
-            default: // friends
-                b.add(stay, .sedentary, .home)
+            default: // friends' place
+                b.add(stay, .sedentary, .indoorPublic)
             }
             if byCar { b.add(travel, .vehicle, .car) } else { b.add(travel, .walk, .outdoors, cadence: walkCadence * 0.95, optional: true) }
         }

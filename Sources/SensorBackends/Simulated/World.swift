@@ -166,8 +166,6 @@ struct RangeView {
             stories.append(s)
             blocks.append(contentsOf: s.blocks)
             screens.append(contentsOf: s.screens)
-            let base = apps.count
-            _ = base
             apps.append(contentsOf: s.apps)
             texts.append(contentsOf: s.texts)
             notifications.append(contentsOf: s.notifications)
