@@ -5,7 +5,7 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
-DEMO         ?= docs/examples/tour.lua
+DEMO         ?= protocols/sleep_light
 BIN_RELEASE  := .build/release/sensorium
 
 .PHONY: all deps build release demo test golden bench clean

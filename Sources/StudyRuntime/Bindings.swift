@@ -423,9 +423,11 @@ final class Bindings {
         return .dictionary(["timestamp": timestamp, "sample": Bindings.rowValue(chunk.batch, rows.lowerBound)])
     }
 
-    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`.
+    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`. The
+    /// sample's own date is there under its SensorKit name too (`startDate`, `date`, …).
     static func rowValue(_ batch: SampleBatch, _ i: Int) -> LuaValue {
         var entries: [String: LuaValue] = ["time": .number(batch.times[i]), "writeTime": .number(batch.writeTimes[i])]
+        if let rowTime = batch.sensor.info.rowTimeField { entries[rowTime.name] = .number(batch.times[i]) }
         for column in batch.columns {
             if let present = column.present, !present[i] { continue }
             switch column.data {
@@ -529,7 +531,7 @@ final class Bindings {
         }
         c.method("fields") { s, call in
             let info = s.sensor.info
-            call.push(.array(info.columnFields.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            call.push(.array(info.fields.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }

@@ -322,12 +322,14 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reads fields of a batch as numbers, including the virtual ones:
-/// `time` (sample time), `writeTime`, `magnitude` (√(x²+y²+z²) for x/y/z sensors), and
-/// `duration` for interval samples that have an `endDate` (endDate − time).
+/// `time` (sample time, also readable under the sensor's own name for it: `startDate`,
+/// `date`, `timestamp`, `arrivalStart`), `writeTime`, `magnitude` (√(x²+y²+z²) for x/y/z
+/// sensors), and `duration` for interval samples that have an `endDate` (endDate − time).
 enum FieldReader {
     static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
         switch field {
         case "time": return batch.times
+        case batch.sensor.info.rowTimeField?.name: return batch.times
         case "writeTime": return batch.writeTimes
         case "magnitude":
             guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
@@ -364,7 +366,8 @@ enum FieldReader {
 
     static func column(_ field: String, in batch: SampleBatch) throws -> ColumnData {
         switch field {
-        case "time", "writeTime", "magnitude": return .double(try numbers(field, in: batch))
+        case "time", "writeTime", "magnitude", batch.sensor.info.rowTimeField?.name:
+            return .double(try numbers(field, in: batch))
         default:
             guard let column = batch.column(field) else { throw unknown(field, in: batch) }
             return column.data
@@ -372,7 +375,7 @@ enum FieldReader {
     }
 
     static func unknown(_ field: String, in batch: SampleBatch) -> FieldError {
-        let names = batch.columns.map(\.name) + ["time", "writeTime"]
+        let names = batch.sensor.info.fields.map(\.name) + ["time", "writeTime"]
         return FieldError("\(batch.sensor.rawValue) has no field '\(field)' (fields: \(names.joined(separator: ", ")))")
     }
 }

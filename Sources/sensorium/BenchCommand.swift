@@ -234,5 +234,11 @@ struct BenchSimulate: ParsableCommand {
         print("sensorium bench simulate: one participant, \(days) day(s) per stream, generated in 1-hour chunks")
         print(SimulatorBenchmark.report(results), terminator: "")
         print(String(format: "  total %.2f s, peak resident memory %.0f MB", seconds(since: t0), Double(peakResidentBytes()) / 1e6))
+        // Issue target: a participant-week of 50 Hz accelerometer at ≥ 100 M samples/s on one core.
+        for r in results where r.sensor == .accelerometer {
+            let rate = r.samplesPerCPUSecond / 1e6
+            print("  accelerometer (\(r.device.rawValue)): \(String(format: "%.0f", rate)) M samples per CPU second, "
+                  + "target >= 100 M: \(rate >= 100 ? "met" : "NOT met")")
+        }
     }
 }

@@ -86,10 +86,14 @@ func odometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     guard rh > rl else { return out.batch() }
     let bin = 10.0, delay = 1.0
     let view = RangeView(p, from: rl - bin - delay - 1, to: rh + 1)
-    let on = complement(view.phoneOff, from: view.lo, to: view.hi)
-    let speedKey = p.key.with("odometer-speed")
+    // The phone measures while it is on; the watch while it is worn, and only on foot
+    // (its odometer is a workout companion: it does not track rides).
+    let onWatch = ctx.kind == .watch
+    let on = onWatch ? wornIntervals(view, from: view.lo, to: view.hi) : complement(view.phoneOff, from: view.lo, to: view.hi)
+    let speedKey = p.key.with(onWatch ? "odometer-speed-watch" : "odometer-speed")
     let moving = view.blocks.filter {
-        ($0.activity == .walk && $0.duration >= 60 && $0.place == .outdoors) || $0.activity == .run || $0.activity == .vehicle
+        ($0.activity == .walk && $0.duration >= 60 && $0.place == .outdoors) || $0.activity == .run
+            || ($0.activity == .vehicle && !onWatch)
     }
     for b in moving {
         for piece in intersect([Interval(start: b.start, end: b.end)], on) {
@@ -101,7 +105,7 @@ func odometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
                 guard e > s, ready > rl, ready <= rh else { continue }
                 let w = ctx.write(ready: ready)
                 guard ctx.accepts(w) else { continue }
-                let bk = RandomKey(b.key).with(k)
+                let bk = onWatch ? RandomKey(b.key).with(k).with("watch") : RandomKey(b.key).with(k)
                 let raw: Double
                 switch (b.activity, b.place) {
                 case (.vehicle, .car): raw = clamp(11 + 5 * smoothNoise(speedKey, e, period: 90), 0, 20)
