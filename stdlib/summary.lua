@@ -65,8 +65,17 @@ end
 -- Hours the watch was worn on each local day in [from, to), from onWristState records
 -- (one per wear change): { day, hours }. Before the first record the state is unknown
 -- and counted as not worn.
+--
+-- A change counts at the time it happened: the record's onWristDate (put on) or
+-- offWristDate (taken off). The record itself is written when the watch next syncs,
+-- an hour or more later, so fetch `wrist` up to a few hours past `to`. Records without
+-- those fields (watchOS before 16.4) fall back to the write time.
 function M.wearTime(wrist, from, to)
   local changes = wrist:first(100000)        -- wear changes are a few per day
+  local function changedAt(c)
+    if c.onWrist then return c.onWristDate or c.time end
+    return c.offWristDate or c.time
+  end
   local days = time.daysBetween(from, to)
   local worn = {}
   for _, d in ipairs(days) do worn[d.day] = 0 end
@@ -78,8 +87,8 @@ function M.wearTime(wrist, from, to)
   end
   for i, c in ipairs(changes) do
     if c.onWrist then
-      local stop = changes[i + 1] and changes[i + 1].time or to
-      add(math.max(c.time, from), math.min(stop, to))
+      local stop = changes[i + 1] and changedAt(changes[i + 1]) or to
+      add(math.max(changedAt(c), from), math.min(stop, to))
     end
   end
   local out = {}

@@ -61,10 +61,14 @@ end
 -- Local clock time "HH:MM" of a time.
 function M.clock(t) return os.date("%H:%M", t or core.now()) end
 
--- Hours since local midnight as a number (13.5 = half past one in the afternoon).
+-- The local wall-clock hour as a number (13.5 = half past one in the afternoon), in the
+-- participant's time zone. On DST days this is what the clock shows, not the hours
+-- elapsed since midnight: 03:30 on a spring-forward day is 3.5 (only 2.5 h after
+-- midnight), and the repeated hour of a fall-back day reads 2.x twice.
 function M.hourOfDay(t)
   t = t or core.now()
-  return (t - core.startOfDay(t)) / 3600
+  local c = os.date("*t", t)
+  return c.hour + c.min / 60 + (c.sec + (t - math.floor(t))) / 3600
 end
 
 return M

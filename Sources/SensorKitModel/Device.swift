@@ -42,4 +42,28 @@ public protocol SampleSource: Sendable {
     /// Samples written in (after, through], ordered by write time, then by sample time.
     func samples(participant: String, sensor: Sensor, device: SRDevice,
                  writtenAfter after: Double, through: Double) -> SampleBatch
+    /// Like `samples(…writtenAfter:through:)`, keeping only the rows that `device`
+    /// *produced* — wrote to its own store, before any sync to the phone — at a time in
+    /// `produced` (true time). A paired device records only while the sensor records
+    /// (§6.2), so this is how the model asks for exactly the data recorded then when
+    /// the phone-store write time (a sync) says too little. Sources that do not model
+    /// syncing keep the default, which ignores `produced` (the rows' write ranges,
+    /// `storeWriteBound`, already say it all).
+    func samples(participant: String, sensor: Sensor, device: SRDevice,
+                 writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch
+    /// The latest phone-store write time of a record that `device` produced at or before
+    /// true time `t` (§4.3: watch records reach the phone at a sync at least `syncLag`
+    /// later). Default: `t + syncLag` (records arrive exactly one lag later).
+    func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double
+}
+
+extension SampleSource {
+    public func samples(participant: String, sensor: Sensor, device: SRDevice,
+                        writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch {
+        samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
+    }
+
+    public func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double {
+        t + syncLag
+    }
 }

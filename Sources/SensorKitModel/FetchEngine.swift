@@ -148,13 +148,14 @@ public enum FetchEngine {
         switch context.stream {
         case .samples:
             let ranges = owns(device, context: context, source: source)
-                ? visibleWriteRanges(device: device, context: context).intersection(window) : IntervalSet()
+                ? visibleWriteRanges(device: device, context: context, source: source).intersection(window) : IntervalSet()
             return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
-                                         ranges: ranges, tombstones: [], notes: notes))
+                                         ranges: ranges, tombstones: [], notes: notes,
+                                         produced: producedRanges(device: device, context: context)))
         case .deletionRecords:
             let kept = TimeRange(after: max(window.after, context.now - sw.tombstoneRetention), through: window.through)
             let records = owns(device, context: context, source: source)
-                ? deletionRecords(device: device, context: context).filter { kept.contains($0.writeTime) } : []
+                ? deletionRecords(device: device, context: context, source: source).filter { kept.contains($0.writeTime) } : []
             return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
                                          ranges: IntervalSet([kept]), tombstones: records, notes: notes))
         }
@@ -176,13 +177,15 @@ public enum FetchEngine {
             switch context.stream {
             case .samples:
                 let plan = FetchPlan(request: FetchRequest(device: device), context: context, source: source, device: device,
-                                     ranges: visibleWriteRanges(device: device, context: context).intersection(readable),
-                                     tombstones: [], notes: [], injectDuplicates: false)
+                                     ranges: visibleWriteRanges(device: device, context: context, source: source)
+                                        .intersection(readable),
+                                     tombstones: [], notes: [], injectDuplicates: false,
+                                     produced: producedRanges(device: device, context: context))
                 var it = plan.makeIterator()
                 if it.next() != nil { out.append(device) }
             case .deletionRecords:
                 let kept = TimeRange(after: context.now - sw.tombstoneRetention, through: readable.through)
-                if deletionRecords(device: device, context: context).contains(where: { kept.contains($0.writeTime) }) {
+                if deletionRecords(device: device, context: context, source: source).contains(where: { kept.contains($0.writeTime) }) {
                     out.append(device)
                 }
             }
@@ -196,13 +199,44 @@ public enum FetchEngine {
     }
 
     /// Seconds between a record being produced on `device` and its arrival in the phone's
-    /// store (§4.3): `watchSyncLag` for a watch, 0 for a phone.
+    /// store (§4.3): at least `watchSyncLag` for a watch, 0 for a phone.
     ///
     /// The `SampleSource` already reports watch records at their phone-store write time
-    /// (it models syncing); the model uses this lag only to line recording intervals and
-    /// deletions up with those write times.
+    /// (it models syncing: the first sync at least one lag after the watch wrote them);
+    /// the model uses this lag, with `SampleSource.storeWriteBound`, only to find the
+    /// write-time ranges where recorded watch data can lie.
     public static func syncLag(_ device: SRDevice, switches: WorldSwitches) -> Double {
-        device.kind == .watch ? switches.watchSyncLag : 0
+        syncs(device) ? switches.watchSyncLag : 0
+    }
+
+    /// Whether `device`'s records reach the phone's store by syncing (a paired watch).
+    public static func syncs(_ device: SRDevice) -> Bool { device.kind == .watch }
+
+    /// For a syncing device, the true-time ranges in which the device itself must have
+    /// produced a row for it to be delivered: the recorded ranges (§6.2 item 2 — the
+    /// paired watch records while the sensor records). nil for the phone, whose store
+    /// write time is its production time, so the write ranges alone decide.
+    ///
+    /// Filtering on production time, not on the phone-store write time, is what makes
+    /// a fetch return exactly the watch data measured while recording was on: a sync
+    /// carries data from both sides of a `startRecording`/`stopRecording`/revocation.
+    public static func producedRanges(device: SRDevice, context: FetchContext) -> IntervalSet? {
+        syncs(device) ? recordedRanges(context: context) : nil
+    }
+
+    /// Write-time ranges (true time, phone-store axis) where data `device` produced
+    /// while recording can lie: for the phone the recorded ranges themselves; for a
+    /// watch each recorded range `(a, b]` becomes `(a + lag, storeWriteBound(b)]` — from
+    /// one lag after it began to the sync that carries its last record.
+    static func storedWriteRanges(device: SRDevice, context: FetchContext, source: any SampleSource) -> IntervalSet {
+        let recorded = recordedRanges(context: context)
+        guard syncs(device) else { return recorded }
+        let lag = syncLag(device, switches: context.switches)
+        return IntervalSet(recorded.ranges.map { r in
+            let bound = source.storeWriteBound(participant: context.participant, device: device, producedThrough: r.through,
+                                               syncLag: lag)
+            return TimeRange(after: r.after + lag, through: max(bound, r.through + lag))
+        })
     }
 
     private static func owns(_ device: SRDevice, context: FetchContext, source: any SampleSource) -> Bool {
@@ -214,7 +248,7 @@ public enum FetchEngine {
     /// Ranges (true time) during which the data visible to the app were recorded
     /// (§6.2 items 3 and 8): anyone recording; with `sinceOwnStartRecording`, only
     /// after the app's first own start. Phone data are written inside these ranges;
-    /// watch data one `watchSyncLag` later.
+    /// the watch produces its data inside them and syncs them at least `watchSyncLag` later.
     public static func recordedRanges(context: FetchContext) -> IntervalSet {
         let anyone = context.recording.intervals(context.sensor, until: context.now)
         switch context.switches.priorDataVisibility {
@@ -236,11 +270,12 @@ public enum FetchEngine {
     }
 
     /// Write-time ranges (true time, phone-store axis) of `device`'s stored data that
-    /// exist now — recorded (intervals shifted by the device's sync lag), not deleted by
-    /// the user, by age or for lack of stakeholders. The holding period is *not* applied here.
-    public static func visibleWriteRanges(device: SRDevice, context: FetchContext) -> IntervalSet {
-        let lag = syncLag(device, switches: context.switches)
-        let stored = recordedRanges(context: context).shifted(by: lag)
+    /// exist now — recorded (for a watch, where its synced records can lie:
+    /// `storedWriteRanges`), not deleted by the user, by age or for lack of stakeholders.
+    /// The holding period is *not* applied here. For a watch, rows in these ranges are
+    /// further kept only if produced inside `producedRanges`.
+    public static func visibleWriteRanges(device: SRDevice, context: FetchContext, source: any SampleSource) -> IntervalSet {
+        let stored = storedWriteRanges(device: device, context: context, source: source)
             .intersection(TimeRange(after: ageCutoff(at: context.now, sensor: context.sensor, switches: context.switches),
                                     through: context.now))
         return stored.subtracting(deletedRanges(device: device, context: context, asOf: context.now))
@@ -261,10 +296,9 @@ public enum FetchEngine {
     /// ordered by write time: scenario deletions, no-interested-clients purges and
     /// age-limit purges, each covering only data that existed and was not yet deleted
     /// (one record per contiguous deleted range).
-    public static func deletionRecords(device: SRDevice, context: FetchContext) -> [SRDeletionRecord] {
+    public static func deletionRecords(device: SRDevice, context: FetchContext, source: any SampleSource) -> [SRDeletionRecord] {
         let sw = context.switches, sensor = context.sensor, now = context.now
-        let lag = syncLag(device, switches: sw)
-        let data = recordedRanges(context: context).shifted(by: lag)
+        let data = storedWriteRanges(device: device, context: context, source: source)
         guard let dataStart = data.lowerBound else { return [] }
 
         struct Action { var at: Double; var order: Int; var range: IntervalSet; var reason: SRDeletionReason }
@@ -325,6 +359,9 @@ public struct FetchPlan: Sendable, Sequence {
     public let ranges: IntervalSet
     /// For the tombstone stream: the records to deliver.
     public let tombstones: [SRDeletionRecord]
+    /// For a syncing device (watch): only rows the device produced in these ranges
+    /// (true time) are delivered (`FetchEngine.producedRanges`); nil: no such filter.
+    public let produced: IntervalSet?
     /// Human-readable explanations (clamping, device substitution…), for logs and the REPL.
     public let notes: [String]
 
@@ -337,8 +374,10 @@ public struct FetchPlan: Sendable, Sequence {
     let seed: UInt64
 
     init(request: FetchRequest, context: FetchContext, source: any SampleSource, device: SRDevice?,
-         ranges: IntervalSet, tombstones: [SRDeletionRecord], notes: [String], injectDuplicates: Bool = true) {
+         ranges: IntervalSet, tombstones: [SRDeletionRecord], notes: [String], injectDuplicates: Bool = true,
+         produced: IntervalSet? = nil) {
         self.request = request
+        self.produced = produced
         self.sensor = context.sensor
         self.stream = context.stream
         self.device = device
@@ -411,8 +450,13 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
             guard lo.isFinite, r.through.isFinite else { rangeIndex += 1; cursor = -.infinity; continue }
             let hi = min(r.through, lo + plan.chunkSpan)
             if hi >= r.through { rangeIndex += 1; cursor = -.infinity } else { cursor = hi }
-            let batch = plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
-                                            writtenAfter: lo, through: hi)
+            let batch = if let produced = plan.produced {
+                plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
+                                    writtenAfter: lo, through: hi, producedIn: produced)
+            } else {
+                plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
+                                    writtenAfter: lo, through: hi)
+            }
             if batch.count == 0 { continue }
             return FetchChunk.make(batch, plan: plan)
         }

@@ -103,7 +103,10 @@ final class RecordedRoundTripTests: XCTestCase {
         var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * recDay)
         for s in sensors {
             _ = model.authorization.setStatus(s, .authorized)
-            model.recording.addInterval(s, by: .system, after: start, through: end)
+            // Recording began well before the exported span: the export holds every row
+            // *written* after `start`, including watch rows measured before it, which the
+            // simulator delivers only if they were measured while recording (§6.2 item 2).
+            model.recording.addInterval(s, by: .system, after: start - 2 * recDay, through: end)
         }
         model.advance(to: end)
         for s in sensors {

@@ -46,10 +46,12 @@ final class ProtocolHarness {
     }
 
     /// Runs `source` as `protocol.lua` (with `scenario` as `scenario.lua` when given).
+    /// With `stdlib`, the project's `stdlib/` folder is on the module path too.
     func run(_ source: String, scenario: String? = nil, days: Int? = 3, participants: Int? = 1,
-             seed: Int64 = 42, start: String? = nil, file: String = "protocol.lua") throws -> Outcome {
+             seed: Int64 = 42, start: String? = nil, file: String = "protocol.lua", stdlib: Bool = false) throws -> Outcome {
         let path = try write(file, source)
-        var options = StudyOptions(protocolPath: path, moduleDirectories: [folder.path])
+        var options = StudyOptions(protocolPath: path,
+                                   moduleDirectories: [folder.path] + (stdlib ? [ProtocolHarness.stdlibFolder] : []))
         if let scenario { options.scenarioPath = try write("scenario.lua", scenario) }
         options.days = days
         options.participants = participants
@@ -78,6 +80,10 @@ final class ProtocolHarness {
     }
 
     enum HarnessError: Error { case unexpectedSuccess }
+
+    /// The project's `stdlib/` folder (Tests/StudyRuntimeTests/../../stdlib).
+    static let stdlibFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("stdlib").path
 
     final class OutputCollector { var text = "" }
 

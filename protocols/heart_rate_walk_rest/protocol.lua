@@ -100,7 +100,7 @@ end
 -- Hours the watch was on the wrist during local day d, from the on-wrist records. Each
 -- record carries the true time of its change (onWristDate for on, offWristDate for off);
 -- the record itself is written when the watch next syncs, about an hour later.
--- (stdlib's summary.wearTime uses the write time instead, which shifts wear by that hour.)
+-- (stdlib's summary.wearTime reads the same fields; this version credits one day only.)
 local function wornHours(d)
   if wrist.authorizationStatus ~= "authorized" then return nil end
   local watch = wrist:devices()[1]

@@ -61,11 +61,9 @@ end)
 
 -- Clock time as hours after the noon before it (onset 23:30 → 11.5, 01:00 → 13), so
 -- times around midnight average correctly.
--- (Clock hours from os.date, not time.hourOfDay, which counts elapsed hours since midnight
--- and so reads an hour early after a spring-forward change.)
+-- (time.hourOfDay is the local clock hour, also on DST days.)
 local function sinceNoon(t)
-  local c = os.date("*t", t)
-  local h = c.hour + c.min / 60 + c.sec / 3600
+  local h = time.hourOfDay(t)
   return h < 12 and h + 12 or h - 12
 end
 local function clockOf(h)                  -- hours after noon back to "HH:MM"

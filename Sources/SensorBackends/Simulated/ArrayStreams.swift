@@ -35,7 +35,7 @@ extension WriteContext {
             let ready = kind == .phone ? end + 0.2 + 2 * dk.unit(b) : end
             guard ready > rl && ready <= rh else { continue }
             let w = write(ready: ready)
-            if accepts(w) { out.append(BatchSlot(index: b, write: w)) }
+            if accepts(w, ready: ready) { out.append(BatchSlot(index: b, write: w)) }
         }
         return out
     }

@@ -68,7 +68,7 @@ func ecgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let left = p.profile.wristLocation == 0
     for rec in view.ecgRecordings() where rec.end > rl && rec.end <= rh {
         let w = ctx.write(ready: rec.end)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: rec.end) else { continue }
         let period = 60 / rec.heartRate
         let session = uuidString(rec.key, 0)
         let count = Int(rec.end - rec.start)
@@ -106,7 +106,7 @@ func ppgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let view = RangeView(p, from: rl - 60, to: rh + 60)
     for rec in view.ppgWindows(from: rl - 10, to: rh) where rec.end > rl && rec.end <= rh {
         let w = ctx.write(ready: rec.end)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: rec.end) else { continue }
         let period = 60 / rec.heartRate
         let temperature = rounded(33 + 0.5 * rec.key.normal(0), 100)
         for n in 0..<Int((rec.end - rec.start) * hz) {

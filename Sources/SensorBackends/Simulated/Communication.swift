@@ -88,7 +88,7 @@ func mediaEventsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         let ready = e.t + delay
         guard ready > rl && ready <= rh, containing(view.phoneOff, e.t) == nil else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         out.row(write: w)
         out.set("mediaIdentifier", e.id)
         out.set("eventType", e.type)
@@ -123,7 +123,7 @@ func faceMetricsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         let ready = c.t + 1
         guard ready > rl && ready <= rh, containing(view.phoneOff, c.t) == nil else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         let smile = clamp(0.15 + 0.2 * c.key.normal(1), 0, 1), frown = clamp(0.05 + 0.05 * c.key.normal(2), 0, 1)
         let shapes: [(String, FieldValue)] = blendShapes.enumerated().map { i, name in
             let v: Double = name.hasPrefix("mouthSmile") ? smile : name.hasPrefix("mouthFrown") ? frown
@@ -192,7 +192,7 @@ func speechBatch(_ p: Participant, sensor: Sensor, ctx: WriteContext) -> SampleB
         let ready = row.t + 1
         guard ready > rl && ready <= rh, containing(view.phoneOff, row.t) == nil else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         let k = row.key, j = Int(row.since * 10)
         let window = min(step, row.since)
         let range: FieldValue = obj([("start", .double(rounded(row.since - window))), ("duration", .double(rounded(window)))])
@@ -238,7 +238,7 @@ func acousticSettingsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         let t = clock.instant(wall: Double(d) * 86_400 + 3.5 * 3_600 + k.uniform(d, 0, 600))
         guard t > rl && t <= rh, containing(ctx.phoneOff, t) == nil else { continue }
         let w = ctx.write(ready: t)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: t) else { continue }
         let week = k.with(Int((Double(d) / 7).rounded(.down)))
         out.row(write: w)
         out.set("isEnvironmentalSoundMeasurementsEnabled", k.chance(1, 0.8))

@@ -63,7 +63,7 @@ func ambientLightBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
             let ready = t + delay
             guard ready > rl, containing(view.phoneOff, t) == nil else { continue }
             let w = ctx.write(ready: ready)
-            guard ctx.accepts(w) else { continue }
+            guard ctx.accepts(w, ready: ready) else { continue }
             while bi < view.blocks.count && view.blocks[bi].end <= t { bi += 1 }
             while bi > 0 && view.blocks[bi].start > t { bi -= 1 }
             guard bi < view.blocks.count else { break }

@@ -71,7 +71,7 @@ func pedometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         }
         guard n > 0 else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         starts.append(first)
         ends.append(lastEnd)
         steps.append(Int64(n))

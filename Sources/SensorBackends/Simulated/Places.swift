@@ -52,7 +52,7 @@ func visitsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         let ready = s.end + vk.uniform(0, 60, 600)
         guard ready > rl && ready <= rh else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         let category: Int64, distance: Double, placeID: Int
         switch s.place {
         case .home: category = 1; distance = 0; placeID = 0
@@ -104,7 +104,7 @@ func odometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
                 let ready = e + delay
                 guard e > s, ready > rl, ready <= rh else { continue }
                 let w = ctx.write(ready: ready)
-                guard ctx.accepts(w) else { continue }
+                guard ctx.accepts(w, ready: ready) else { continue }
                 let bk = onWatch ? RandomKey(b.key).with(k).with("watch") : RandomKey(b.key).with(k)
                 let raw: Double
                 switch (b.activity, b.place) {

@@ -26,7 +26,7 @@ extension WriteContext {
             guard ready > rl && ready <= rh else { continue }
             guard phoneOn.contains(where: { $0.start < e && $0.end > s }) else { continue }
             let w = write(ready: ready)
-            if accepts(w) { out.append(ReportWindow(index: k, start: s, end: e, write: w)) }
+            if accepts(w, ready: ready) { out.append(ReportWindow(index: k, start: s, end: e, write: w)) }
         }
         return out
     }

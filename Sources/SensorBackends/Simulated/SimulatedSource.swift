@@ -53,9 +53,32 @@ public struct SimulatedSource: SampleSource {
 
     public func samples(participant: String, sensor: Sensor, device: SRDevice,
                         writtenAfter after: Double, through: Double) -> SampleBatch {
+        samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, produced: nil)
+    }
+
+    /// Rows written in (after, through] whose *ready* time — when the device wrote them to
+    /// its own store, before a watch sync — lies in `produced` (see `WriteContext`).
+    public func samples(participant: String, sensor: Sensor, device: SRDevice,
+                        writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch {
+        samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through,
+                produced: produced)
+    }
+
+    /// The sync that carries the last record the device produced by `t`: for a watch the
+    /// first sync opportunity at or after `t + watchSyncLag` (the simulator's own lag,
+    /// which the runtime sets from the `watchSyncLag` switch); `t` for a phone.
+    public func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double {
+        guard t.isFinite, let p = participants[participant], let kind = p.device(for: device) else { return t + syncLag }
+        guard kind == .watch else { return t }
+        let ctx = WriteContext(p, kind: .watch, after: t, through: t + p.settings.watchSyncLag + 86_400)
+        return ctx.firstSync(atOrAfter: t + p.settings.watchSyncLag)
+    }
+
+    func samples(participant: String, sensor: Sensor, device: SRDevice,
+                 writtenAfter after: Double, through: Double, produced: IntervalSet?) -> SampleBatch {
         guard through > after, let p = participants[participant], let kind = p.device(for: device),
               SimulatedSource.produces(sensor, on: kind) else { return Schema.empty(sensor) }
-        let ctx = WriteContext(p, kind: kind, after: after, through: through)
+        let ctx = WriteContext(p, kind: kind, after: after, through: through, produced: produced)
         switch sensor {
         case .accelerometer, .rotationRate: return motionBatch(p, kind: kind, sensor: sensor, ctx: ctx)
         case .ambientLightSensor: return ambientLightBatch(p, ctx: ctx)

@@ -35,7 +35,7 @@ func sleepSessionsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let k = p.key.with("sleep-session")
     for n in view.watchNights() where n.end > rl && n.end <= rh {
         let w = ctx.write(ready: n.end)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: n.end) else { continue }
         out.row(write: w, time: n.start)
         out.set("duration", n.interrupted ? 0 : n.end - n.start)
         out.set("identifier", uuidString(k, n.day))
@@ -55,7 +55,7 @@ func wristTemperatureBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let baseline = 34.6 + 0.4 * k.normal(0)
     for n in view.watchNights() where n.end > rl && n.end <= rh {
         let w = ctx.write(ready: n.end)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: n.end) else { continue }
         let nk = k.with(n.day)
         let nightly = 0.2 * nk.normal(0)
         var readings: [FieldValue] = []

@@ -93,7 +93,7 @@ func heartRateBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
                     lastWrite = ctx.write(ready: t)
                     lastReady = t
                 }
-                guard ctx.accepts(lastWrite) else { continue }
+                guard ctx.accepts(lastWrite, ready: t) else { continue }
                 hr.append((v * 10).rounded() / 10)
                 conf.append(c)
                 up.append(t - boot)
@@ -141,7 +141,7 @@ func onWristBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         let ready = containing(watchOff, tr.t)?.end ?? tr.t
         guard ready > rl && ready <= rh else { continue }
         let w = ctx.write(ready: ready)
-        guard ctx.accepts(w) else { continue }
+        guard ctx.accepts(w, ready: ready) else { continue }
         onWrist.append(tr.on)
         onDate.append(lastOn ?? 0); onPresent.append(lastOn != nil)
         offDate.append(lastOff ?? 0); offPresent.append(lastOff != nil)

@@ -12,6 +12,10 @@ import SensorKitModel
 ///   opportunity at or after ready + `watchSyncLag`. Sync opportunities come every
 ///   `watchSyncInterval` seconds and need both devices on.
 /// Both maps are monotone, so rows ordered by ready time are ordered by write time.
+///
+/// With `produced` set, only rows whose ready time lies in it are accepted: the model
+/// asks for the watch rows produced while the sensor was recording (a sync carries rows
+/// from both sides of a start or stop, so write times cannot tell them apart).
 struct WriteContext {
     let p: Participant
     let kind: DeviceKind
@@ -22,9 +26,12 @@ struct WriteContext {
     let lag: Double
     let period: Double
     let phase: Double
+    /// Ready times (true time) whose rows are wanted; nil: all.
+    let produced: IntervalSet?
 
-    init(_ p: Participant, kind: DeviceKind, after: Double, through: Double) {
+    init(_ p: Participant, kind: DeviceKind, after: Double, through: Double, produced: IntervalSet? = nil) {
         self.p = p
+        self.produced = produced
         self.kind = kind
         self.after = after
         self.through = through
@@ -58,8 +65,11 @@ struct WriteContext {
         }
     }
 
+    /// Whether a row written at `w`, ready at `ready`, belongs to the answer.
     @inline(__always)
-    func accepts(_ w: Double) -> Bool { w > after && w <= through }
+    func accepts(_ w: Double, ready: Double) -> Bool {
+        w > after && w <= through && (produced?.contains(ready) ?? true)
+    }
 
     private func syncValid(_ s: Double) -> Interval? {
         containing(phoneOff, s) ?? containing(watchOff, s)

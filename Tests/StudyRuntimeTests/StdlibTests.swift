@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+@testable import StudyRuntime
+
+/// The Lua stdlib (`stdlib/*.lua`) run through the runtime, on days where the obvious
+/// arithmetic goes wrong: DST changes (23- and 25-hour days) and watch records written
+/// an hour or more after the change they report.
+final class StdlibTests: XCTestCase {
+    /// Europe/Berlin: clocks go 02:00 → 03:00 on 2026-03-29 and 03:00 → 02:00 on 2026-10-25.
+    func testHourOfDayIsTheLocalClockHourOnDSTDays() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        local time = require "time"
+        local function show(label, t) T.log(label, time.clock(t), string.format("%.4f", time.hourOfDay(t))) end
+        -- Spring forward: a 23-hour day.
+        local spring = time.startOfDay(time.parse("2026-03-29 12:00"))
+        show("spring+1.5h", spring + hours(1.5))
+        show("spring+2h", spring + hours(2))          -- 03:00: the hour 02:xx does not exist
+        show("spring+3.25h", spring + hours(3.25))
+        show("spring+22.5h", spring + hours(22.5))    -- 23:30, the last half hour of the day
+        T.log("spring length", (time.nextDay(spring) - spring) / 3600)
+        -- Fall back: a 25-hour day; 02:00–03:00 happens twice.
+        local fall = time.startOfDay(time.parse("2026-10-25 12:00"))
+        show("fall+2.5h", fall + hours(2.5))          -- 02:30 summer time
+        show("fall+3.5h", fall + hours(3.5))          -- 02:30 again, winter time
+        show("fall+4h", fall + hours(4))
+        show("fall+24.75h", fall + hours(24.75))      -- 23:45
+        T.log("fall length", (time.nextDay(fall) - fall) / 3600)
+        -- An ordinary day, and fractions of a second.
+        show("plain", time.parse("2026-03-27 13:30") + 0.5)
+        """#, scenario: #"return { timezone = "Europe/Berlin", start = "2026-03-27", participants = { { id = "P" } } }"#,
+            days: 1, stdlib: true)
+        XCTAssertEqual(o.lines, [
+            "spring+1.5h 01:30 1.5000",
+            "spring+2h 03:00 3.0000",
+            "spring+3.25h 04:15 4.2500",
+            "spring+22.5h 23:30 23.5000",
+            "spring length 23.0",
+            "fall+2.5h 02:30 2.5000",
+            "fall+3.5h 02:30 2.5000",
+            "fall+4h 03:00 3.0000",
+            "fall+24.75h 23:45 23.7500",
+            "fall length 25.0",
+            "plain 13:30 13.5001",
+        ])
+    }
+
+    /// Wear time counts each change at its onWristDate/offWristDate, not at the record's
+    /// write time (a sync an hour or more later).
+    func testWearTimeUsesTheChangeTimesNotTheWriteTimes() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        local time = require "time"
+        local summary = require "summary"
+        T.study({ "onWristState" })
+        local wrist = sensorkit.reader "onWristState"
+        sensorkit.requestAuthorization({ "onWristState" }, function() wrist:startRecording() end)
+        -- Independent reckoning: walk the records, crediting [change, next change) while on.
+        local function reckon(rows, d)
+          local worn, state, since = 0, nil, nil
+          for _, r in ipairs(rows) do
+            local at = r.onWrist and r.onWristDate or r.offWristDate
+            if state and since then worn = worn + math.max(0, math.min(at, d.stop) - math.max(since, d.start)) end
+            state, since = r.onWrist, at
+          end
+          if state then worn = worn + math.max(0, d.stop - math.max(since, d.start)) end
+          return worn / 3600
+        end
+        schedule.at(time.parse("day 5 12:00"), function()
+          local watch = wrist:devices()[1]
+          local from, to = time.parse("day 2 00:00"), time.parse("day 4 00:00")
+          local set = wrist:samples { device = watch, from = time.studyStart(), to = to + hours(6) }
+          local rows = set:first(1000)
+          local lagged = 0
+          for _, r in ipairs(rows) do
+            local at = r.onWrist and r.onWristDate or r.offWristDate
+            if r.writeTime - at >= 3600 then lagged = lagged + 1 end
+          end
+          T.log("records", #rows > 4, "all written >= 1 h after the change", lagged == #rows)
+          for _, d in ipairs(summary.wearTime(set, from, to)) do
+            local day = time.daysBetween(from, to)
+            local ref
+            for _, x in ipairs(day) do if x.day == d.day then ref = reckon(rows, x) end end
+            T.log(d.day, string.format("%.4f", d.hours), string.format("%.4f", ref))
+          end
+        end)
+        """#, scenario: #"""
+        return { days = 5, start = "2026-03-02", timezone = "UTC",
+          participants = { { id = "P", profile = { preset = "officeWorker", wearsWatchToSleep = true }, events = { { offWrist = true, from = "day 2 00:00", to = "day 3 00:00" } } } } }
+        """#, days: 5, stdlib: true)
+        XCTAssertEqual(o.lines.count, 3, o.output)
+        guard o.lines.count == 3 else { return }
+        XCTAssertEqual(o.lines[0], "records true all written >= 1 h after the change true")
+        // Day 2: off the wrist all day (write times would credit the hour until the off record synced).
+        XCTAssertEqual(o.lines[1], "2026-03-03 0.0000 0.0000")
+        let day3 = o.lines[2].split(separator: " ")
+        XCTAssertEqual(day3.count, 3)
+        XCTAssertEqual(day3.first, "2026-03-04")
+        XCTAssertEqual(day3[1], day3[2], "wearTime agrees with the change-time reckoning")
+        XCTAssertGreaterThan(Double(day3[1]) ?? 0, 12)
+    }
+}
