@@ -112,4 +112,58 @@ final class OtherSensorsTests: XCTestCase {
         }
         XCTAssertTrue((800...1_400).contains(values.map(abs).max()!), "R peak ≈ 1 mV")
     }
+
+    /// PPG windows (§3.2: "short windows (e.g. 2–60 s) several times per hour"; §3.3.18 usages):
+    /// background windows of 2–60 s about three times an hour while worn, foreground
+    /// heart-rate windows only inside walks and runs (with the arm swinging in the window's
+    /// accelerometer), all at 32 Hz.
+    func testPPGWindows() {
+        let a = simMonday + simDay, b = a + 7 * simDay
+        let ppg = source.samples(participant: "ana", sensor: .photoplethysmogram, device: .defaultWatch,
+                                 writtenAfter: a, through: b)
+        guard case .value(let usages) = ppg.column("usage")!.data,
+              case .value(let accels) = ppg.column("accelerometerSamples")!.data else { return XCTFail("columns") }
+        let offsets = simInts(ppg, "nanosecondsSinceStart")
+        // Windows: consecutive rows with the same start date.
+        var windows: [(start: Double, rows: Range<Int>, usage: String)] = []
+        var i = 0
+        while i < ppg.count {
+            var j = i + 1
+            while j < ppg.count && ppg.times[j] == ppg.times[i] && offsets[j] > offsets[j - 1] { j += 1 }
+            guard case .array(let u) = usages[i], case .string(let name)? = u.first else { return XCTFail("usage") }
+            windows.append((ppg.times[i], i..<j, name))
+            i = j
+        }
+        let background = windows.filter { $0.usage == "backgroundSystem" }
+        for w in windows {
+            let seconds = Double(w.rows.count) / 32
+            XCTAssertTrue((2...60).contains(seconds), "a \(seconds)-s \(w.usage) window")
+            XCTAssertEqual(offsets[w.rows.lowerBound], 0)
+        }
+        // ana wears her watch day and night except when charging: ~3 windows an hour.
+        let perDay = Double(background.count) / 7
+        XCTAssertTrue((50...75).contains(perDay), "\(perDay) background windows a day")
+        let lengths = background.map { Double($0.rows.count) / 32 }.sorted()
+        XCTAssertLessThan(lengths[lengths.count / 2], 25, "most background windows are short")
+        XCTAssertGreaterThan(lengths.last!, 45)
+        // Foreground heart rate only during walks and runs, with arm swing.
+        let walks = source.diaries(participant: "ana", from: a, to: b).flatMap(\.walks)
+        let workout = windows.filter { $0.usage == "foregroundHeartRate" }
+        XCTAssertFalse(workout.isEmpty, "no workout windows in a week")
+        for w in workout {
+            XCTAssertTrue(walks.contains { $0.start <= w.start && w.start + 60 <= $0.end + 1 }, "workout window outside a walk")
+            let xs = w.rows.compactMap { r -> Double? in
+                if case .array(let e) = accels[r], case .object(let kv)? = e.first, case .double(let x)? = kv.first(where: { $0.0 == "x" })?.1 { return x }
+                return nil
+            }
+            XCTAssertGreaterThan(simVariance(xs), 0.01, "no arm swing in a workout window")
+        }
+        for w in background.prefix(50) where !walks.contains(where: { $0.start <= w.start && w.start < $0.end }) {
+            let xs = w.rows.compactMap { r -> Double? in
+                if case .array(let e) = accels[r], case .object(let kv)? = e.first, case .double(let x)? = kv.first(where: { $0.0 == "x" })?.1 { return x }
+                return nil
+            }
+            XCTAssertLessThan(simVariance(xs), 0.01, "arm swing while still")
+        }
+    }
 }

@@ -16,6 +16,10 @@ struct WatchRecording {
     var end: Double
     var key: RandomKey
     var heartRate: Double
+    /// PPG only: `SRPhotoplethysmogramSample.Usage` of the window.
+    var usage = "backgroundSystem"
+    /// PPG only: steps per second of the activity during the window (0 when still).
+    var cadence = 0.0
 }
 
 extension RangeView {
@@ -39,20 +43,53 @@ extension RangeView {
         }
     }
 
-    /// Background PPG windows: 10 s every 30 min (seeded phase) while the watch is worn.
+    /// PPG windows while the watch is worn (§3.2: "short windows (e.g. 2–60 s) several
+    /// times per hour", background and foreground), sorted by end:
+    /// - background (`backgroundSystem`): one window in every 20-min slot at a seeded
+    ///   offset, 2–60 s long, most of them short (length 2 + 58·u² s);
+    /// - workouts (`foregroundHeartRate`): during runs and walks of 20 min or more, the
+    ///   Workout app's optical heart rate, a 60-s window every 5 min;
+    /// - on demand: a 60-s `deepBreathing` session (Mindfulness) on 20 % of days and a
+    ///   15-s `foregroundBloodOxygen` spot check on 10 % of days, both while seated.
     func ppgWindows(from a: Double, to b: Double) -> [WatchRecording] {
-        let period = 1_800.0
-        let phase = (unitDouble(p.key.with("ppg-phase").bits(0)) * period).rounded(.down)
-        var k = Int(((a - phase) / period).rounded(.down))
         var out: [WatchRecording] = []
-        while Double(k) * period + phase < b {
-            defer { k += 1 }
-            let s = Double(k) * period + phase
-            guard s + 10 > a, worn(s, s + 10) else { continue }
-            let bi = blockIndex(blocks, at: s)
-            out.append(WatchRecording(start: s, end: s + 10, key: p.key.with("ppg").with(k),
-                                      heartRate: bi.map { p.heartRateTarget(blocks[$0]) } ?? p.profile.restingHeartRate))
+        func add(_ start: Double, _ length: Double, _ key: RandomKey, _ usage: String) {
+            let end = start + length
+            guard end > a, start < b, worn(start, end), let bi = blockIndex(blocks, at: start) else { return }
+            let block = blocks[bi]
+            out.append(WatchRecording(start: start, end: end, key: key, heartRate: p.heartRateTarget(block),
+                                      usage: usage, cadence: block.cadence))
         }
+        // Background slots.
+        let slot = 1_200.0
+        var k = Int(((a - 60) / slot).rounded(.down))
+        while Double(k) * slot < b {
+            defer { k += 1 }
+            let key = p.key.with("ppg").with(k)
+            let u = key.unit(0)
+            let length = (2 + 58 * u * u).rounded()
+            add(Double(k) * slot + (key.unit(1) * (slot - length)).rounded(.down), length, key, "backgroundSystem")
+        }
+        // Workouts.
+        for block in blocks where block.end > a - 60 && block.start < b
+            && (block.activity == .run || (block.activity == .walk && block.duration >= 1_200)) {
+            var t = block.start + 60
+            while t + 60 <= block.end {
+                add(t.rounded(.down), 60, RandomKey(block.key).with("ppg").with(Int(t)), "foregroundHeartRate")
+                t += 300
+            }
+        }
+        // On demand, while seated.
+        for s in stories {
+            for (name, chance, length) in [("deepBreathing", 0.2, 60.0), ("foregroundBloodOxygen", 0.1, 15.0)] {
+                var r = Draws(p.key.with("ppg-" + name).with(s.day))
+                guard r.chance(chance) else { continue }
+                let sitting = WeightedTime(s.blocks) { $0.activity == .sedentary && $0.duration > 2 * length ? 1 : 0 }
+                guard let t0 = sitting.pick(r.unit()) else { continue }
+                add(t0.rounded(.down), length, p.key.with("ppg-" + name).with(s.day).with(1), name)
+            }
+        }
+        out.sort { ($0.end, $0.start) < ($1.end, $1.start) }
         return out
     }
 }
@@ -95,20 +132,26 @@ func ecgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Photoplethysmogram (§3.3.18): background windows of 10 s every 30 min while worn, 32 Hz;
+/// Photoplethysmogram (§3.3.18): windows of `RangeView.ppgWindows` while worn, 32 Hz;
 /// two green (525 nm) channels whose normalised reflectance pulses ~2 % with each heartbeat,
-/// the watch's accelerometer alongside, skin temperature ~33 °C.
+/// the watch's accelerometer alongside (arm swing at the step rate when walking or
+/// running, when the optical channels are also flagged `unreliableNoise` a third of the
+/// time), skin temperature ~33 °C.
 func ppgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.photoplethysmogram)
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
     let hz = 32.0
-    let view = RangeView(p, from: rl - 60, to: rh + 60)
-    for rec in view.ppgWindows(from: rl - 10, to: rh) where rec.end > rl && rec.end <= rh {
+    let view = RangeView(p, from: rl - 120, to: rh + 60)
+    for rec in view.ppgWindows(from: rl - 61, to: rh) where rec.end > rl && rec.end <= rh {
         let w = ctx.write(ready: rec.end)
         guard ctx.accepts(w, ready: rec.end) else { continue }
         let period = 60 / rec.heartRate
         let temperature = rounded(33 + 0.5 * rec.key.normal(0), 100)
+        let swing = rec.cadence > 2.2 ? 0.8 : rec.cadence > 0 ? 0.3 : 0
+        let noisy = swing > 0 && rec.key.chance(1, 1.0 / 3)
+        let conditions: FieldValue = .array(noisy ? [.string("unreliableNoise")] : [])
+        let usage: FieldValue = .array([.string(rec.usage)])
         for n in 0..<Int((rec.end - rec.start) * hz) {
             let t = Double(n) / hz
             let ns = Int64((t * 1e9).rounded())
@@ -123,17 +166,18 @@ func ppgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
                     ("nanosecondsSinceStart", .int(ns)),
                     ("normalizedReflectance", .double(rounded(1 - 0.02 * pulse + 0.001 * gaussianish(h), 1_000_000))),
                     ("whiteNoise", .double(0.001)), ("pinkNoise", .double(0.002)), ("backgroundNoise", .double(0.0005)),
-                    ("backgroundNoiseOffset", .double(0.0001)), ("conditions", .array([])),
+                    ("backgroundNoiseOffset", .double(0.0001)), ("conditions", conditions),
                 ])
             }
             let h = rec.key.bits(n * 4 + 3)
+            let arm = swing * sin(2 * Double.pi * rec.cadence / 2 * t)   // one arm swing per two steps
             let accel = obj([("nanosecondsSinceStart", .int(ns)), ("samplingFrequency", .double(hz)),
-                             ("x", .double(rounded(-0.2 + 0.01 * gaussianish(h), 10_000))),
-                             ("y", .double(rounded(0.1 + 0.01 * gaussianish(h &* 3), 10_000))),
+                             ("x", .double(rounded(-0.2 + arm + 0.01 * gaussianish(h), 10_000))),
+                             ("y", .double(rounded(0.1 + 0.3 * arm + 0.01 * gaussianish(h &* 3), 10_000))),
                              ("z", .double(rounded(-0.97 + 0.01 * gaussianish(h &* 5), 10_000)))])
             out.row(write: w, time: rec.start)
             out.set("nanosecondsSinceStart", ns)
-            out.set("usage", value: .array([.string("backgroundSystem")]))
+            out.set("usage", value: usage)
             out.set("opticalSamples", value: .array(optical))
             out.set("accelerometerSamples", value: .array([accel]))
             out.set("temperature", temperature)
