@@ -166,4 +166,35 @@ final class OtherSensorsTests: XCTestCase {
             XCTAssertLessThan(simVariance(xs), 0.01, "arm swing while still")
         }
     }
+
+    /// Acoustic settings (§3.2: "one snapshot at start and on each change"): a daily snapshot
+    /// at ~03:30 local, and a change record in the evening of a week's first day whenever the
+    /// weekly settings change; a snapshot always repeats the settings in effect.
+    func testAcousticSettingsSnapshotsAndChanges() {
+        let a = simMonday, b = a + 56 * simDay
+        let rows = source.samples(participant: "ana", sensor: .acousticSettings, device: .defaultPhone,
+                                  writtenAfter: a, through: b)
+        let bg = simBools(rows, "backgroundSoundsEnabled"), level = simDoubles(rows, "headphoneSafetyAudioLevel")
+        let present = rows.column("headphoneSafetyAudioLevel")!.present ?? Array(repeating: true, count: rows.count)
+        func settings(_ i: Int) -> String { "\(bg[i]) \(present[i] ? String(level[i]) : "none")" }
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = TimeZone(identifier: "Europe/Berlin")!
+        var snapshots = 0, changes = 0
+        for i in 0..<rows.count {
+            let hour = cal.component(.hour, from: Date(timeIntervalSince1970: rows.times[i]))
+            switch hour {
+            case 3:
+                snapshots += 1
+                if i > 0 { XCTAssertEqual(settings(i), settings(i - 1), "a snapshot changed the settings") }
+            case 20, 21:
+                changes += 1
+                if i > 0 { XCTAssertNotEqual(settings(i), settings(i - 1), "a change record without a change") }
+            default:
+                XCTFail("acoustic settings written at \(hour):00")
+            }
+        }
+        XCTAssertTrue((54...57).contains(snapshots), "\(snapshots) daily snapshots in 56 days")
+        XCTAssertGreaterThan(changes, 0, "no settings change in eight weeks")
+        XCTAssertLessThanOrEqual(changes, 8)
+    }
 }

@@ -222,33 +222,52 @@ func speechBatch(_ p: Participant, sensor: Sensor, ctx: WriteContext) -> SampleB
     return out.batch()
 }
 
-/// Acoustic settings (§3.3.19): a snapshot every day at ~03:30 local (the settings are
-/// state, not measurements); the values change at most weekly (per-week draws for the
-/// headphone limit and background sounds, per-participant for the rest).
+/// Acoustic settings (§3.3.19, "one snapshot at start and on each change"): settings are
+/// state, and a pure generator cannot know when recording started, so a snapshot is
+/// written every day at ~03:30 local; a further one whenever the participant changes a
+/// setting. Participant-level settings hold all study long; the headphone safety limit
+/// and background sounds are redrawn weekly, and the new week's values take effect at a
+/// seeded evening time on its first day (20:00–22:00), when a change record is written
+/// if anything differs from the week before.
 func acousticSettingsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.acousticSettings)
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
-    let clock = p.zones.clock(from: rl - 3 * 86_400, to: rh + 3 * 86_400)
+    let clock = p.zones.clock(from: rl - 10 * 86_400, to: rh + 3 * 86_400)
     let k = p.key.with("acoustic")
+    /// Week number of local day `d`, and the instant its settings take effect.
+    func week(_ d: Int) -> Int { Int((Double(d) / 7).rounded(.down)) }
+    func changeInstant(_ w: Int) -> Double {
+        clock.instant(wall: Double(w * 7) * 86_400 + 20 * 3_600 + k.with(w).uniform(20, 0, 7_200))
+    }
+    /// The weekly settings: (headphone safety level or nil, background sounds on).
+    func weekly(_ w: Int) -> (Double?, Bool) {
+        let wk = k.with(w)
+        return (wk.chance(3, 0.3) ? [75.0, 80, 85, 90, 95, 100][Int(wk.bits(4) % 6)] : nil, wk.chance(10, 0.1))
+    }
+    var instants: [Double] = []
     var d = clock.day(containing: rl) - 1
     let last = clock.day(containing: rh) + 1
     while d <= last {
         defer { d += 1 }
-        let t = clock.instant(wall: Double(d) * 86_400 + 3.5 * 3_600 + k.uniform(d, 0, 600))
+        instants.append(clock.instant(wall: Double(d) * 86_400 + 3.5 * 3_600 + k.uniform(d, 0, 600)))
+        // The first day of a week (day numbers divisible by 7) may bring a change.
+        if d % 7 == 0, weekly(week(d)) != weekly(week(d) - 1) { instants.append(changeInstant(week(d))) }
+    }
+    for t in instants.sorted() {
         guard t > rl && t <= rh, containing(ctx.phoneOff, t) == nil else { continue }
         let w = ctx.write(ready: t)
         guard ctx.accepts(w, ready: t) else { continue }
-        let week = k.with(Int((Double(d) / 7).rounded(.down)))
+        let today = week(clock.day(containing: t))
+        let (safety, bg) = weekly(t >= changeInstant(today) ? today : today - 1)
         out.row(write: w)
         out.set("isEnvironmentalSoundMeasurementsEnabled", k.chance(1, 0.8))
         out.set("audioExposureSampleLifetime", Int64(k.chance(2, 0.85) ? 1 : 2))
-        out.set("headphoneSafetyAudioLevel", week.chance(3, 0.3) ? [75.0, 80, 85, 90, 95, 100][Int(week.bits(4) % 6)] : nil)
+        out.set("headphoneSafetyAudioLevel", safety)
         out.set("soundCheckEnabled", k.chance(5, 0.3))
         out.set("lateNightModeEnabled", k.chance(6, 0.1))
         out.set("leftRightBalance", k.chance(7, 0.95) ? 0 : rounded(k.uniform(8, -0.3, 0.3), 100))
         out.set("monoAudioEnabled", k.chance(9, 0.03))
-        let bg = week.chance(10, 0.1)
         out.set("backgroundSoundsEnabled", bg)
         out.set("backgroundSoundName", Int64(1 + Int(k.bits(11) % 16)))
         out.set("backgroundSoundsRelativeVolume", rounded(k.uniform(12, 0.2, 0.8), 100))
