@@ -154,7 +154,7 @@ public final class StudyRunner {
                                          source: recorded.source, report: report, output: output)
             for change in recorded.prepare(&run.model, participant: p.id) {
                 _ = run.loop.schedule(at: change.at) { [unowned run] in
-                    run.notify(run.model.authorization.setStatus(change.sensor, change.status))
+                    try run.notify(run.model.authorization.setStatus(change.sensor, change.status))
                 }
             }
             runs.append(run)
