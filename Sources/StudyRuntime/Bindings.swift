@@ -349,9 +349,11 @@ final class Bindings {
             let request = try self.request(call, 2)
             switch self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source) {
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
-            case .ignored: call.push(SampleSet(sensor: r.sensor, timeZone: self.run.clock.timeZone, batches: []), as: self.sampleSetClass)
+            case .ignored:
+                call.push(SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone, batches: []),
+                          as: self.sampleSetClass)
             case .delivering(let plan):
-                let set = SampleSet(sensor: r.sensor, timeZone: self.run.clock.timeZone) {
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
                     var it = plan.makeIterator()
                     return AnyIterator { it.next()?.batch }
                 }
@@ -563,8 +565,11 @@ final class Bindings {
             return 1
         }
         c.method("fields") { s, call in
-            let info = s.sensor.info
-            call.push(.array(info.columnFields.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            call.push(.array(s.fieldSchemas.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            return 1
+        }
+        c.method("distinct") { [unowned self] s, call in
+            call.push(s.distinct(), as: self.sampleSetClass)
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }
