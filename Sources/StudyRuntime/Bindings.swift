@@ -115,6 +115,7 @@ final class Bindings {
                 }
                 let s = try self.sensor(named: sensorName)
                 try self.requireSensorKit("sensorkit.reader")
+                try self.requireOS(s, "sensorkit.reader")
                 let reader = Reader(sensor: s, stream: stream, id: self.nextReaderID)
                 self.nextReaderID += 1
                 if self.run.usedSensors[s] == nil { self.run.usedSensors[s] = "sensorkit.reader" }
@@ -141,6 +142,7 @@ final class Bindings {
                 }
                 let completion = call.isNil(2) ? nil : try call.function(2)
                 try self.requireSensorKit("requestAuthorization")
+                for s in sensors.sorted(by: { $0.rawValue < $1.rawValue }) { try self.requireOS(s, "requestAuthorization") }
                 try self.requestAuthorization(sensors, completion: completion)
                 return 0
             }),
@@ -225,6 +227,15 @@ final class Bindings {
 
     /// Raises a Lua error when SensorKit does not exist on the simulated platform
     /// (`switches.platform = "iPad"`, §1, trap T6); `sensorkit.isAvailable()` is the probe.
+    /// Raises a Lua error for a sensor newer than the simulated phone's OS (`switches.osVersion`):
+    /// SensorKit has no such sensor there, and `SRSensorReader(sensor:)` traps on it (§3.1, T26).
+    func requireOS(_ sensor: Sensor, _ what: String) throws {
+        let sw = run.model.switches
+        guard !sw.supports(sensor) else { return }
+        throw LuaScriptError("\(what): \(sensor.rawValue) needs iOS \(sensor.firstOS), but the simulated phone runs iOS \(sw.osVersion) "
+            + "(switches.osVersion); check sensorkit.info(\"\(sensor.rawValue)\").since before using it")
+    }
+
     func requireSensorKit(_ what: String) throws {
         let platform = run.model.switches.platform
         guard platform.isSensorKitAvailable else {

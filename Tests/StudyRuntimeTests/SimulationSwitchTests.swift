@@ -50,3 +50,27 @@ final class SimulationSwitchTests: XCTestCase {
         ])
     }
 }
+
+/// `switches.osVersion` (§14.1, trap T26): sensors newer than the simulated phone's OS do
+/// not exist there.
+final class OSVersionTests: XCTestCase {
+    func testSensorsNewerThanTheOSAreRefused() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "heartRate", "electrocardiogram", "ambientLightSensor" })
+        local ok1, e1 = pcall(sensorkit.reader, "electrocardiogram")
+        T.log("ecg reader", ok1, (tostring(e1):gsub("^.*sensorkit%.reader: ", "", 1)))
+        local ok2, e2 = pcall(sensorkit.requestAuthorization, { "ambientLightSensor", "electrocardiogram" })
+        T.log("ask ecg", ok2, tostring(e2):find("needs iOS 17.4", 1, true) ~= nil)
+        local hr = sensorkit.reader "heartRate"                     -- 17.0 ≤ 17.2: fine
+        sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function(e) T.log("ask others", T.err(e)) end)
+        """#, scenario: #"return { switches = { osVersion = "17.2" } }"#, days: 1)
+        XCTAssertEqual(o.lines, [
+            "ecg reader false electrocardiogram needs iOS 17.4, but the simulated phone runs iOS 17.2 "
+                + "(switches.osVersion); check sensorkit.info(\"electrocardiogram\").since before using it",
+            "ask ecg false true",
+            "ask others nil",
+        ])
+    }
+}
