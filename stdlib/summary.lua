@@ -8,6 +8,10 @@
 -- time order, e.g. { { day = "2026-03-02", steps = 8312, ... }, ... }. Per-sample work
 -- runs natively (count, sum, mean, quantiles, grouping by local day and hour); Lua only
 -- sees one value per day or per hour. Days and hours are the participant's local time.
+--
+-- SensorKit delivers about 1 % of records twice; every function that counts, sums or
+-- averages samples first drops those exact duplicates (SampleSet:distinct, native), so
+-- a record delivered twice is counted once.
 
 local time = require "time"
 local M = {}
@@ -33,7 +37,7 @@ end
 -- One value per local day: how = "mean" | "sum" | "min" | "max" | "stddev" | "count".
 function M.daily(set, field, how)
   how = how or "mean"
-  local groups = set:byDay()
+  local groups = set:distinct():byDay()
   if how == "count" then return rows(groups:count(), "day", "count") end
   return rows(groups[how](groups, field), "day", field)
 end
@@ -41,7 +45,7 @@ end
 -- One value per local clock hour ("YYYY-MM-DD HH:00").
 function M.hourly(set, field, how)
   how = how or "mean"
-  local groups = set:byHour()
+  local groups = set:distinct():byHour()
   if how == "count" then return rows(groups:count(), "hour", "count") end
   return rows(groups[how](groups, field), "hour", field)
 end
@@ -105,7 +109,7 @@ end
 function M.timeAbove(light, threshold, period)
   period = period or sensorkit.info("ambientLightSensor").nominalPeriod or 10
   local out = {}
-  for _, g in ipairs(light:where("lux", ">", threshold):byDay():count()) do
+  for _, g in ipairs(light:distinct():where("lux", ">", threshold):byDay():count()) do
     out[#out + 1] = { day = g.key, minutes = g.value * period / 60 }
   end
   return out
@@ -114,13 +118,14 @@ end
 -- Mean lux for each hour of the day (00–23) over the whole set: { hour, lux, samples }.
 function M.luxByHour(light)
   local out = {}
-  for _, g in ipairs(light:byHourOfDay():mean("lux")) do out[#out + 1] = { hour = g.key, lux = g.value, samples = g.count } end
+  for _, g in ipairs(light:distinct():byHourOfDay():mean("lux")) do out[#out + 1] = { hour = g.key, lux = g.value, samples = g.count } end
   return out
 end
 
 -- Mean lux in the `hours` (default 2) before each sleep onset: { night, onset, lux, samples }.
 function M.eveningLight(light, sleepSessions, hours)
   hours = hours or 2
+  light = light:distinct()
   local out = {}
   for _, night in ipairs(M.sleep(sleepSessions)) do
     local before = light:where("time", ">=", night.onset - hours * 3600):where("time", "<", night.onset)
@@ -136,6 +141,7 @@ end
 -- Steps, distance (m) and floors climbed per local day, from pedometer bins (counted on
 -- the day each bin starts): { day, steps, distance, floors }.
 function M.dailySteps(pedometer)
+  pedometer = pedometer:distinct()
   local steps = pedometer:byDay():sum("numberOfSteps")
   local distance = byKey(rows(pedometer:byDay():sum("distance"), "day", "distance"), "day")
   local floors = byKey(rows(pedometer:byDay():sum("floorsAscended"), "day", "floors"), "day")
@@ -150,7 +156,7 @@ end
 -- Active minutes per local day: the time in pedometer bins whose cadence is at least
 -- `cadence` steps per second (default 1.5, brisk walking, Tudor-Locke et al. 2018).
 function M.activeMinutes(pedometer, cadence)
-  local active = pedometer:where("currentCadence", ">=", cadence or 1.5)
+  local active = pedometer:distinct():where("currentCadence", ">=", cadence or 1.5)
   local out = {}
   for _, g in ipairs(active:byDay():sum("duration")) do out[#out + 1] = { day = g.key, minutes = g.value / 60 } end
   return out
@@ -159,7 +165,7 @@ end
 -- An hourly series over whole local days in [from, to): a value per hour, 0 where the
 -- set has no sample (e.g. steps per hour). Returns { values = {...}, start = t }.
 function M.hourlySeries(set, field, from, to, how)
-  local perHour, groups = {}, set:byHour()
+  local perHour, groups = {}, set:distinct():byHour()
   for _, g in ipairs(groups[how or "sum"](groups, field)) do perHour[g.key] = g.value end
   local values, t = {}, time.startOfDay(from)
   local stop = time.startOfDay(to)
@@ -222,7 +228,7 @@ end
 -- midnight, so a night that starts at 00:30 belongs to the evening before).
 function M.sleep(sessions)
   local out = {}
-  for _, s in ipairs(sessions:first(100000)) do
+  for _, s in ipairs(sessions:distinct():first(100000)) do
     local onset, offset = s.time, s.time + s.duration
     local night = time.day(onset - 12 * 3600)
     out[#out + 1] = { night = night, onset = onset, offset = offset, midpoint = (onset + offset) / 2,
@@ -237,6 +243,7 @@ end
 
 -- Screen wakes, unlocks and unlocked minutes per local day, from device usage reports.
 function M.phoneUse(usage)
+  usage = usage:distinct()
   local wakes = usage:byDay():sum("totalScreenWakes")
   local unlocks = byKey(rows(usage:byDay():sum("totalUnlocks"), "day", "unlocks"), "day")
   local unlocked = byKey(rows(usage:byDay():sum("totalUnlockDuration"), "day", "seconds"), "day")
@@ -252,7 +259,7 @@ end
 -- records that contain typing: { hour, wpm, records }.
 function M.typingByHour(keyboard)
   local out = {}
-  for _, g in ipairs(keyboard:where("typingSpeed", ">", 0):byHourOfDay():mean("typingSpeed")) do
+  for _, g in ipairs(keyboard:distinct():where("typingSpeed", ">", 0):byHourOfDay():mean("typingSpeed")) do
     out[#out + 1] = { hour = g.key, wpm = g.value, records = g.count }
   end
   return out
@@ -265,7 +272,7 @@ end
 -- Per local day: resting heart rate (10th percentile of the day's 1 Hz estimates, a
 -- common wearable proxy), active heart rate (90th percentile), mean and hours of data.
 function M.heartRate(hr)
-  local byDay = hr:byDay()
+  local byDay = hr:distinct():byDay()
   local resting = byKey(rows(byDay:quantile("heartRate", 0.1), "day", "bpm"), "day")
   local active = byKey(rows(byDay:quantile("heartRate", 0.9), "day", "bpm"), "day")
   local out = {}

@@ -394,3 +394,10 @@ func trimmed(_ s: String) -> String {
     while let c = sub.last, c == " " || c == "\t" || c == "\n" { sub = sub.dropLast() }
     return String(sub)
 }
+
+extension WorldSwitches {
+    /// Whether the simulated phone's OS knows `sensor` (§3.1 "OS", trap T26): a sensor newer
+    /// than `osVersion` does not exist there, and `SRSensorReader(sensor:)` with a sensor
+    /// the OS does not know raises an exception (§3.1 "Unknown sensor strings").
+    public func supports(_ sensor: Sensor) -> Bool { sensor.firstOS <= osVersion }
+}

@@ -17,6 +17,15 @@ final class Bindings {
     var makeError: LuaReference?
     /// The prelude's `set_field(table, key, value)` (request write-back).
     var setField: LuaReference?
+    /// The prelude's reader bookkeeping (see `Reader`): `register_reader(id, reader)`,
+    /// `get_delegate(reader)`, `set_delegate(reader, delegate)`, `pin(id)`, `unpin(id)`.
+    var registerReader: LuaReference?
+    var getDelegate: LuaReference?
+    var setDelegate: LuaReference?
+    var pinReader: LuaReference?
+    var unpinReader: LuaReference?
+    /// The next reader's id.
+    var nextReaderID: Int64 = 1
 
     init(run: ParticipantRun) { self.run = run }
 
@@ -37,9 +46,17 @@ final class Bindings {
         b.installTestBuiltins()
         state.registerModule("__runtime", b.runtimeFunctions())
         let prelude = try state.execute(Bindings.prelude, chunkName: "=runtime")
-        b.deliver = prelude.first.flatMap { if case .function(let f) = $0 { f } else { nil } }
-        b.makeError = prelude.dropFirst().first.flatMap { if case .function(let f) = $0 { f } else { nil } }
-        b.setField = prelude.dropFirst(2).first.flatMap { if case .function(let f) = $0 { f } else { nil } }
+        func function(_ i: Int) -> LuaReference? {
+            prelude.dropFirst(i).first.flatMap { if case .function(let f) = $0 { f } else { nil } }
+        }
+        b.deliver = function(0)
+        b.makeError = function(1)
+        b.setField = function(2)
+        b.registerReader = function(3)
+        b.getDelegate = function(4)
+        b.setDelegate = function(5)
+        b.pinReader = function(6)
+        b.unpinReader = function(7)
     }
 
     // MARK: study{}
@@ -98,10 +115,16 @@ final class Bindings {
                 }
                 let s = try self.sensor(named: sensorName)
                 try self.requireSensorKit("sensorkit.reader")
-                let reader = Reader(sensor: s, stream: stream)
+                try self.requireOS(s, "sensorkit.reader")
+                let reader = Reader(sensor: s, stream: stream, id: self.nextReaderID)
+                self.nextReaderID += 1
                 if self.run.usedSensors[s] == nil { self.run.usedSensors[s] = "sensorkit.reader" }
                 call.push(reader, as: self.readerClass)
-                reader.userdata = call.reference(-1)
+                // Weakly: the runtime keeps no reader alive (see `Reader`).
+                if let register = self.registerReader {
+                    try self.run.state.call(register, [.integer(reader.id), .reference(call.reference(-1))], results: 0)
+                }
+                self.run.readers.removeAll { $0.reader == nil }
                 self.run.readers.append(WeakReader(reader))
                 return 1
             }),
@@ -119,6 +142,7 @@ final class Bindings {
                 }
                 let completion = call.isNil(2) ? nil : try call.function(2)
                 try self.requireSensorKit("requestAuthorization")
+                for s in sensors.sorted(by: { $0.rawValue < $1.rawValue }) { try self.requireOS(s, "requestAuthorization") }
                 try self.requestAuthorization(sensors, completion: completion)
                 return 0
             }),
@@ -187,16 +211,31 @@ final class Bindings {
             return
         }
         run.model.sheetBusy = true
+        // The readers of the sensors asked about wait for their didChangeAuthorizationStatus:
+        // keep them alive until the sheet is answered (notify then pins those it tells).
+        let groups = Set(sensors.flatMap(\.authorizationGroup))
+        let waiting = run.readers.compactMap(\.reader).filter { groups.contains($0.sensor) }
+        for r in waiting { try run.pin(r) }
         run.deliver { [unowned self] in
+            defer { for r in waiting { self.run.unpin(r) } }
             self.run.model.sheetBusy = false
             let result = self.run.model.requestAuthorization(sensors, policy: self.run.setup.consent)
-            self.run.notify(result.changes)
+            try self.run.notify(result.changes)
             if let completion { try self.run.state.call(completion, [try self.errorValue(result.error)], results: 0) }
         }
     }
 
     /// Raises a Lua error when SensorKit does not exist on the simulated platform
     /// (`switches.platform = "iPad"`, §1, trap T6); `sensorkit.isAvailable()` is the probe.
+    /// Raises a Lua error for a sensor newer than the simulated phone's OS (`switches.osVersion`):
+    /// SensorKit has no such sensor there, and `SRSensorReader(sensor:)` traps on it (§3.1, T26).
+    func requireOS(_ sensor: Sensor, _ what: String) throws {
+        let sw = run.model.switches
+        guard !sw.supports(sensor) else { return }
+        throw LuaScriptError("\(what): \(sensor.rawValue) needs iOS \(sensor.firstOS), but the simulated phone runs iOS \(sw.osVersion) "
+            + "(switches.osVersion); check sensorkit.info(\"\(sensor.rawValue)\").since before using it")
+    }
+
     func requireSensorKit(_ what: String) throws {
         let platform = run.model.switches.platform
         guard platform.isSensorKitAvailable else {
@@ -274,32 +313,39 @@ final class Bindings {
         readerClass.describe = { "SRSensorReader(\($0.stream == .samples ? $0.sensor.rawValue : $0.sensor.rawValue + ".tombstones"))" }
         readerClass.property("sensor", get: { r, call in call.push(r.sensor.rawValue) })
         readerClass.property("authorizationStatus", get: { [unowned self] r, call in call.push(self.run.model.status(r.sensor).name) })
-        readerClass.property("delegate", get: { r, call in
-            if let d = r.delegate { call.push(.reference(d)) } else { call.pushNil() }
-        }, set: { r, call, i in
+        // The delegate lives in a table with weak keys (an ephemeron table) keyed by the
+        // reader's userdata, so a delegate whose callbacks refer to the reader does not
+        // keep it alive.
+        readerClass.property("delegate", get: { [unowned self] _, call in
+            guard let get = self.getDelegate else { call.pushNil(); return }
+            call.push(get)
+            call.push(call.reference(1))
+            try call.state.pcall(arguments: 1, results: 1)
+        }, set: { [unowned self] _, call, i in
             guard call.isNil(i) || call.typeName(i) == "table" else {
                 throw LuaScriptError("reader.delegate must be a table of callbacks, got \(call.typeName(i))")
             }
-            r.delegate = call.isNil(i) ? nil : call.reference(i)
+            guard let set = self.setDelegate else { return }
+            try self.run.state.call(set, [.reference(call.reference(1)), .reference(call.reference(i))], results: 0)
         })
         readerClass.method("startRecording") { [unowned self] r, _ in
             let outcome = self.run.model.startRecording(r.sensor, stream: r.stream)
-            self.deliverRecording(r, outcome, success: "willStartRecording", failure: "startRecordingFailedWithError")
+            try self.deliverRecording(r, outcome, success: "willStartRecording", failure: "startRecordingFailedWithError")
             return 0
         }
         readerClass.method("stopRecording") { [unowned self] r, _ in
             let outcome = self.run.model.stopRecording(r.sensor, stream: r.stream)
-            self.deliverRecording(r, outcome, success: "didStopRecording", failure: "stopRecordingFailedWithError")
+            try self.deliverRecording(r, outcome, success: "didStopRecording", failure: "stopRecordingFailedWithError")
             return 0
         }
         readerClass.method("fetch") { [unowned self] r, call in
             let request = try self.request(call, 2)
-            self.startFetch(r, request, call.reference(2))
+            try self.startFetch(r, request, call.reference(2))
             return 0
         }
         readerClass.method("fetchDevices") { [unowned self] r, _ in
             let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
-            self.run.deliver { [unowned self] in
+            try self.run.deliver(to: r) { [unowned self] in
                 switch response {
                 case .devices(let devices):
                     try self.run.callDelegate(r, "didFetchDevices", [.array(devices.map(self.deviceValue))])
@@ -314,9 +360,11 @@ final class Bindings {
             let request = try self.request(call, 2)
             switch self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source) {
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
-            case .ignored: call.push(SampleSet(sensor: r.sensor, timeZone: self.run.clock.timeZone, batches: []), as: self.sampleSetClass)
+            case .ignored:
+                call.push(SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone, batches: []),
+                          as: self.sampleSetClass)
             case .delivering(let plan):
-                let set = SampleSet(sensor: r.sensor, timeZone: self.run.clock.timeZone) {
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
                     var it = plan.makeIterator()
                     return AnyIterator { it.next()?.batch }
                 }
@@ -334,8 +382,8 @@ final class Bindings {
         }
     }
 
-    func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, success: String, failure: String) {
-        run.deliver { [unowned self] in
+    func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, success: String, failure: String) throws {
+        try run.deliver(to: r) { [unowned self] in
             switch outcome {
             case .willStart, .didStop: try self.run.callDelegate(r, success, [])
             case .failed(let e): try self.run.callDelegate(r, failure, [try self.errorValue(e)])
@@ -348,7 +396,7 @@ final class Bindings {
     /// reader runs one fetch at a time (§7.6): from the call until its terminal callback,
     /// another `fetch` on the same reader fails with 8194 (`concurrentFetchPolicy =
     /// fail`, default) or waits its turn (`queue`).
-    func startFetch(_ r: Reader, _ request: FetchRequest, _ requestRef: LuaReference) {
+    func startFetch(_ r: Reader, _ request: FetchRequest, _ requestRef: LuaReference) throws {
         if r.fetchRunning {
             switch run.model.switches.concurrentFetchPolicy {
             case .queue:
@@ -356,7 +404,7 @@ final class Bindings {
             case .fail:
                 let error = SensorKitError(.internalError, "a fetch is already running on this reader (\(r.sensor.rawValue)): "
                     + "start the next one from didCompleteFetch or fetchFailedWithError, or use another reader (concurrentFetchPolicy = fail)")
-                run.deliver { [unowned self] in
+                try run.deliver(to: r) { [unowned self] in
                     try self.run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try self.errorValue(error)])
                 }
             }
@@ -365,15 +413,15 @@ final class Bindings {
         let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
         if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
         r.fetchRunning = true
-        run.deliver { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
+        try run.deliver(to: r) { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
     }
 
     /// The reader's fetch has ended (just before its terminal callback): the next queued one starts.
-    func finishFetch(_ r: Reader) {
+    func finishFetch(_ r: Reader) throws {
         r.fetchRunning = false
         if !r.queuedFetches.isEmpty {
             let (request, ref) = r.queuedFetches.removeFirst()
-            startFetch(r, request, ref)
+            try startFetch(r, request, ref)
         }
     }
 
@@ -384,9 +432,9 @@ final class Bindings {
     func deliverFetch(_ r: Reader, _ response: FetchResponse, request: FetchRequest, requestRef: LuaReference) throws {
         switch response {
         case .ignored:
-            finishFetch(r)
+            try finishFetch(r)
         case .failed(let e):
-            finishFetch(r)
+            try finishFetch(r)
             try run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try errorValue(e)])
         case .delivering(let plan):
             if request.device == nil, let device = plan.request.device, let setField {
@@ -395,7 +443,7 @@ final class Bindings {
             var stop = false
             for chunk in plan where !stop {
                 for i in 0..<chunk.resultCount where !stop {
-                    let result = try resultValue(chunk, i, sensor: r.sensor)
+                    let result = try resultValue(chunk, i, sensor: r.sensor, stream: r.stream)
                     let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])
                     // Only `true` asks for more (SensorKit's Bool): `false`, nil or anything else
                     // stops, and so does a delegate without didFetchResult, after the first
@@ -403,31 +451,32 @@ final class Bindings {
                     if answer != .boolean(true) { stop = true }
                 }
             }
-            finishFetch(r)
+            try finishFetch(r)
             try run.callDelegate(r, "didCompleteFetch", [.reference(requestRef)])
         }
     }
 
     /// One `SRFetchResult`: `{ timestamp = SR, sample = {...} }`, or for array sensors
     /// `sample` is a SampleSet of the batch written together.
-    func resultValue(_ chunk: FetchChunk, _ i: Int, sensor: Sensor) throws -> LuaValue {
+    func resultValue(_ chunk: FetchChunk, _ i: Int, sensor: Sensor, stream: FetchStream) throws -> LuaValue {
         let rows = chunk.rows(ofResult: i)
         let timestamp = LuaValue.number(chunk.timestamp(ofResult: i).rawValue)
         if sensor.shape == .array {
-            let set = SampleSet(sensor: sensor, timeZone: run.clock.timeZone, batches: [chunk.batch.slice(rows)])
+            let set = SampleSet(sensor: sensor, stream: stream, timeZone: run.clock.timeZone, batches: [chunk.batch.slice(rows)])
             run.state.push(set, as: sampleSetClass)
             let ref = run.state.makeReference(at: -1)
             run.state.top -= 1
             return .dictionary(["timestamp": timestamp, "sample": .reference(ref)])
         }
-        return .dictionary(["timestamp": timestamp, "sample": Bindings.rowValue(chunk.batch, rows.lowerBound)])
+        let rowTime = stream == .samples ? sensor.info.rowTimeField?.name : nil
+        return .dictionary(["timestamp": timestamp, "sample": Bindings.rowValue(chunk.batch, rows.lowerBound, rowTime: rowTime)])
     }
 
-    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`. The
-    /// sample's own date is there under its SensorKit name too (`startDate`, `date`, …).
-    static func rowValue(_ batch: SampleBatch, _ i: Int) -> LuaValue {
+    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`, and the
+    /// sample's own date under its SensorKit name too (`rowTime`: `startDate`, `date`, …).
+    static func rowValue(_ batch: SampleBatch, _ i: Int, rowTime: String?) -> LuaValue {
         var entries: [String: LuaValue] = ["time": .number(batch.times[i]), "writeTime": .number(batch.writeTimes[i])]
-        if let rowTime = batch.sensor.info.rowTimeField { entries[rowTime.name] = .number(batch.times[i]) }
+        if let rowTime { entries[rowTime] = .number(batch.times[i]) }
         for column in batch.columns {
             if let present = column.present, !present[i] { continue }
             switch column.data {
@@ -515,7 +564,7 @@ final class Bindings {
         c.method("first") { s, call in
             let n = try call.isNil(2) ? 1 : Int(call.integer(2))
             let batch = try s.materialize(limit: max(n, 0))
-            call.push(.array((0..<batch.count).map { Bindings.rowValue(batch, $0) }))
+            call.push(.array((0..<batch.count).map { Bindings.rowValue(batch, $0, rowTime: s.rowTimeField?.name) }))
             return 1
         }
         c.method("rows") { s, call in
@@ -523,15 +572,18 @@ final class Bindings {
             var i = 0
             call.push(function: { inner in
                 guard i < batch.count else { inner.pushNil(); return 1 }
-                inner.push(Bindings.rowValue(batch, i))
+                inner.push(Bindings.rowValue(batch, i, rowTime: s.rowTimeField?.name))
                 i += 1
                 return 1
             })
             return 1
         }
         c.method("fields") { s, call in
-            let info = s.sensor.info
-            call.push(.array(info.fields.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            call.push(.array(s.fieldSchemas.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            return 1
+        }
+        c.method("distinct") { [unowned self] s, call in
+            call.push(s.distinct(), as: self.sampleSetClass)
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }
@@ -756,10 +808,26 @@ final class Bindings {
     local rt = __runtime
     __runtime = nil
 
-    -- deliver(reader, method, ...): calls reader.delegate[method](reader, ...) if present.
-    -- Returns the method's first result and true, or nil and false when there is none.
-    local function deliver(reader, method, ...)
-      local delegate = reader.delegate
+    -- Readers. The runtime holds none strongly, so a reader the protocol drops is
+    -- collected, with its delegate (even when the delegate's callbacks refer to the
+    -- reader: `delegates` has weak keys). While a callback for a reader is queued the
+    -- reader is pinned, so a fetch or recording the protocol started still reports.
+    local live = setmetatable({}, { __mode = "v" })        -- id -> reader
+    local delegates = setmetatable({}, { __mode = "k" })   -- reader -> delegate table
+    local pinned = {}                                      -- id -> reader, callbacks queued
+    local function register_reader(id, reader) live[id] = reader end
+    local function get_delegate(reader) return delegates[reader] end
+    local function set_delegate(reader, delegate) delegates[reader] = delegate end
+    local function pin(id) pinned[id] = live[id] end
+    local function unpin(id) pinned[id] = nil end
+
+    -- deliver(id, method, ...): calls the reader's delegate[method](reader, ...) if present.
+    -- Returns the method's first result and true, or nil and false when there is none
+    -- (also when the reader was collected).
+    local function deliver(id, method, ...)
+      local reader = pinned[id] or live[id]
+      if reader == nil then return nil, false end
+      local delegate = delegates[reader]
       if delegate == nil then return nil, false end
       local fn = delegate[method]
       if fn == nil then return nil, false end
@@ -824,7 +892,7 @@ final class Bindings {
 
     local function set_field(t, k, v) t[k] = v end
 
-    return deliver, make_error, set_field
+    return deliver, make_error, set_field, register_reader, get_delegate, set_delegate, pin, unpin
     """#
 }
 
@@ -835,20 +903,30 @@ struct SensorKitRaise: LuaRaisable {
 }
 
 /// One `SRSensorReader` of a protocol.
+///
+/// Lifetime: like an `SRSensorReader` object, a reader lives while the protocol refers
+/// to it. The runtime keeps its userdata only weakly (by `id`, in the prelude's `live`
+/// table) and its delegate in a weak-keyed table, so once the protocol drops every
+/// reference the reader is collected and gets no more callbacks. While a callback for
+/// it is queued (`pins` > 0: a fetch, `fetchDevices`, start/stop outcome or status
+/// change) it is pinned, so what the protocol started still reports. Recording is the
+/// app's, not the object's (§6.2): collecting a reader does not stop it.
 public final class Reader {
     public let sensor: Sensor
     public let stream: FetchStream
-    var delegate: LuaReference?
+    /// The key of the reader's userdata in the prelude's tables.
+    let id: Int64
     /// A fetch was started and its terminal callback has not been delivered yet (§7.6).
     var fetchRunning = false
     /// Fetches waiting for the running one (`concurrentFetchPolicy = queue`).
     var queuedFetches: [(FetchRequest, LuaReference)] = []
-    /// The reader's own userdata, so delegate calls pass the very object the protocol holds.
-    var userdata: LuaReference?
+    /// Queued callbacks for this reader; the userdata is pinned while it is positive.
+    var pins = 0
 
-    init(sensor: Sensor, stream: FetchStream) {
+    init(sensor: Sensor, stream: FetchStream, id: Int64) {
         self.sensor = sensor
         self.stream = stream
+        self.id = id
     }
 }
 

@@ -193,11 +193,33 @@ public final class ParticipantRun {
         loop.schedule(at: clock.now, action)
     }
 
+    /// Queues a callback for `reader`, keeping the reader alive (pinned) until it has run,
+    /// even if the protocol drops it meanwhile.
+    func deliver(to reader: Reader, _ action: @escaping () throws -> Void) throws {
+        try pin(reader)
+        loop.schedule(at: clock.now) { [unowned self] in
+            defer { self.unpin(reader) }
+            try action()
+        }
+    }
+
+    func pin(_ reader: Reader) throws {
+        if reader.pins == 0, let pin = bindings?.pinReader { try state.call(pin, [.integer(reader.id)], results: 0) }
+        reader.pins += 1
+    }
+
+    func unpin(_ reader: Reader) {
+        reader.pins -= 1
+        // Unpinning only clears a table slot; should even that fail (out of memory), the
+        // reader merely stays alive.
+        if reader.pins == 0, let unpin = bindings?.unpinReader { _ = try? state.call(unpin, [.integer(reader.id)], results: 0) }
+    }
+
     private func scheduleModelEvent(_ event: ModelEvent) {
         loop.schedule(at: max(event.time, settings.start)) { [unowned self] in
             switch event {
-            case .revoke(let sensor, _): self.notify(self.model.revoke(sensor))
-            case .grant(let sensor, _): self.notify(self.model.grant(sensor))
+            case .revoke(let sensor, _): try self.notify(self.model.revoke(sensor))
+            case .grant(let sensor, _): try self.notify(self.model.grant(sensor))
             case .delete(let sensor, let from, let to, _):
                 self.model.deleteData(sensor, range: TimeRange(after: from, through: to))
             case .locked(_, let to):
@@ -220,11 +242,13 @@ public final class ParticipantRun {
     }
 
     /// Tells every live reader of a changed sensor (`didChangeAuthorizationStatus`).
-    func notify(_ changes: [StatusChange]) {
+    /// Readers the protocol dropped and the collector reclaimed are no longer told.
+    func notify(_ changes: [StatusChange]) throws {
+        readers.removeAll { $0.reader == nil }
         for change in changes {
             for weak in readers {
                 guard let reader = weak.reader, reader.sensor == change.sensor else { continue }
-                deliver { [unowned self] in
+                try deliver(to: reader) { [unowned self] in
                     try self.callDelegate(reader, "didChangeAuthorizationStatus", [.string(change.to.name)])
                 }
             }
@@ -235,8 +259,8 @@ public final class ParticipantRun {
     /// Returns nil when there is no delegate or no such method, else the method's first result.
     @discardableResult
     func callDelegate(_ reader: Reader, _ method: String, _ args: [LuaValue]) throws -> LuaValue? {
-        guard reader.delegate != nil, let deliver = bindings?.deliver else { return nil }
-        let results = try state.call(deliver, [.reference(reader.userdata!), .string(method)] + args, results: 2)
+        guard let deliver = bindings?.deliver else { return nil }
+        let results = try state.call(deliver, [.integer(reader.id), .string(method)] + args, results: 2)
         guard results.count == 2, results[1].boolValue == true else { return nil }
         return results[0]
     }

@@ -11,25 +11,58 @@ public final class SampleSet: @unchecked Sendable {
     public typealias ChunkProducer = () -> AnyIterator<SampleBatch>
 
     public let sensor: Sensor
+    /// The sensor's samples, or its deletion records (a `.tombstones` reader).
+    public let stream: FetchStream
     public let timeZone: TimeZone
     public let filters: [RowFilter]
     let produce: ChunkProducer
 
-    public init(sensor: Sensor, timeZone: TimeZone, filters: [RowFilter] = [], produce: @escaping ChunkProducer) {
+    public init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
+                produce: @escaping ChunkProducer) {
         self.sensor = sensor
+        self.stream = stream
         self.timeZone = timeZone
         self.filters = filters
         self.produce = produce
     }
 
     /// A set built from batches already in memory.
-    public convenience init(sensor: Sensor, timeZone: TimeZone, batches: [SampleBatch]) {
-        self.init(sensor: sensor, timeZone: timeZone) { AnyIterator(batches.makeIterator()) }
+    public convenience init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, batches: [SampleBatch]) {
+        self.init(sensor: sensor, stream: stream, timeZone: timeZone) { AnyIterator(batches.makeIterator()) }
     }
 
     /// The same samples, keeping only rows where `filter` holds.
     public func filtered(_ filter: RowFilter) -> SampleSet {
-        SampleSet(sensor: sensor, timeZone: timeZone, filters: filters + [filter], produce: produce)
+        SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], produce: produce)
+    }
+
+    /// The fields a sample of this set has, in schema order (without `time`/`writeTime`):
+    /// the sensor's (its own date first, when it has one), or `SRDeletionRecord`'s for a
+    /// tombstone stream.
+    public var fieldSchemas: [FieldSchema] {
+        stream == .deletionRecords ? SensorCatalogue.deletionRecordFields : sensor.info.fields
+    }
+
+    /// The sample's own date field (`startDate`, `date`, …), which holds the row's `time`;
+    /// nil for deletion records and for sensors whose samples have no date of their own.
+    public var rowTimeField: FieldSchema? {
+        stream == .deletionRecords ? nil : sensor.info.rowTimeField
+    }
+
+    /// The same samples without exact duplicates (SensorKit delivers about 1 % of records
+    /// twice, §7.4): a row equal to an earlier row of the set in `writeTime`, `time` and
+    /// every field (value and presence; numbers bit for bit) is dropped. A duplicate is
+    /// the same record delivered again, so it shares its original's write time: rows are
+    /// compared only within a run of equal write times, and only rows whose time does not
+    /// exceed the run's latest are looked up (by time), so a set without duplicates costs
+    /// one comparison a row. Streams chunk by chunk like every set.
+    public func distinct() -> SampleSet {
+        let upstream = produce
+        return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) {
+            let chunks = upstream()
+            var dedup = DistinctRows()
+            return AnyIterator { chunks.next().map { dedup.filter($0) } }
+        }
     }
 
     /// Calls `body` with each non-empty chunk and the rows selected in it (nil: all rows).
@@ -114,7 +147,7 @@ public final class SampleSet: @unchecked Sendable {
 
     /// The selected rows as one batch (for `rows()` and printing; keep sets modest).
     public func materialize(limit: Int = .max) throws -> SampleBatch {
-        var out = SampleBatch.empty(for: sensor)
+        var out = stream == .deletionRecords ? SampleBatch.deletionRecords([], sensor: sensor) : SampleBatch.empty(for: sensor)
         var taken = 0
         try forEachChunk { batch, sel in
             guard taken < limit else { return }
@@ -375,7 +408,7 @@ enum FieldReader {
     }
 
     static func unknown(_ field: String, in batch: SampleBatch) -> FieldError {
-        let names = batch.sensor.info.fields.map(\.name) + ["time", "writeTime"]
+        let names = batch.columns.map(\.name) + ["time", "writeTime"]
         return FieldError("\(batch.sensor.rawValue) has no field '\(field)' (fields: \(names.joined(separator: ", ")))")
     }
 }
@@ -555,5 +588,85 @@ struct LocalKeys {
         var buf = [CChar](repeating: 0, count: 64)
         let n = strftime(&buf, buf.count, format, &parts)
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The state of `SampleSet.distinct()` across chunks: the rows kept so far in the
+/// current run of equal write times (which may continue into the next chunk).
+struct DistinctRows {
+    /// Batches holding the current run's kept rows (the last one is the chunk being read).
+    private var batches: [SampleBatch] = []
+    private var runWrite: UInt64?
+    /// Kept rows of the run: (index in `batches`, row).
+    private var kept: [(batch: Int, row: Int)] = []
+    private var latest = -Double.infinity
+    /// Kept rows by the bit pattern of their time, built when first needed.
+    private var byTime: [UInt64: [Int]]?
+
+    mutating func filter(_ batch: SampleBatch) -> SampleBatch {
+        guard batch.count > 0 else { return batch }
+        if runWrite == batch.writeTimes[0].bitPattern {
+            batches.append(batch)
+        } else {
+            batches = [batch]
+            kept = []
+            byTime = nil
+            latest = -.infinity
+            runWrite = nil
+        }
+        var keep: [Int] = []
+        keep.reserveCapacity(batch.count)
+        var dropped = false
+        for i in 0..<batch.count {
+            let w = batch.writeTimes[i].bitPattern
+            if w != runWrite {
+                if batches.count > 1 { batches = [batch] }
+                runWrite = w
+                kept = []
+                byTime = nil
+                latest = -.infinity
+            }
+            let current = batches.count - 1
+            let t = batch.times[i]
+            if t > latest {
+                latest = t
+            } else {
+                if byTime == nil {
+                    var index: [UInt64: [Int]] = [:]
+                    for (k, r) in kept.enumerated() { index[batches[r.batch].times[r.row].bitPattern, default: []].append(k) }
+                    byTime = index
+                }
+                if let candidates = byTime?[t.bitPattern],
+                   candidates.contains(where: { DistinctRows.same(batches[kept[$0].batch], kept[$0].row, batch, i) }) {
+                    dropped = true
+                    continue
+                }
+            }
+            kept.append((current, i))
+            byTime?[t.bitPattern, default: []].append(kept.count - 1)
+            keep.append(i)
+        }
+        return dropped ? batch.gather(keep) : batch
+    }
+
+    /// Row `i` of `a` equals row `j` of `b` in write time, time and every column.
+    static func same(_ a: SampleBatch, _ i: Int, _ b: SampleBatch, _ j: Int) -> Bool {
+        guard a.writeTimes[i].bitPattern == b.writeTimes[j].bitPattern, a.times[i].bitPattern == b.times[j].bitPattern,
+              a.columns.count == b.columns.count else { return false }
+        for (ca, cb) in zip(a.columns, b.columns) {
+            guard ca.name == cb.name else { return false }
+            let pa = ca.present?[i] ?? true, pb = cb.present?[j] ?? true
+            guard pa == pb else { return false }
+            if !pa { continue }
+            switch (ca.data, cb.data) {
+            case let (.double(x), .double(y)): if x[i].bitPattern != y[j].bitPattern { return false }
+            case let (.int(x), .int(y)): if x[i] != y[j] { return false }
+            case let (.bool(x), .bool(y)): if x[i] != y[j] { return false }
+            case let (.string(x), .string(y)): if x[i] != y[j] { return false }
+            case let (.value(x), .value(y)): if x[i] != y[j] { return false }
+            default: return false
+            }
+        }
+        return true
     }
 }

@@ -104,6 +104,11 @@ public final class StudyRunner {
         }
         var settings = scenario.simulation
         settings.watchSyncLag = switches.watchSyncLag
+        // The per-sensor `reportWindow` / `writeBatch` switches, where the scenario set them
+        // (left at their defaults, `simulation.reportWindow` / `writeBatchSeconds` apply).
+        let defaults = WorldSwitches()
+        settings.reportWindowBySensor = switches.reportWindow.filter { defaults.reportWindow[$0.key] != $0.value }
+        settings.writeBatchBySensor = switches.writeBatch.filter { defaults.writeBatch[$0.key] != $0.value }
         let source: SimulatedSource
         do {
             source = try SimulatedSource(seed: UInt64(bitPattern: seed), participants: descriptions, settings: settings)
@@ -154,7 +159,7 @@ public final class StudyRunner {
                                          source: recorded.source, report: report, output: output)
             for change in recorded.prepare(&run.model, participant: p.id) {
                 _ = run.loop.schedule(at: change.at) { [unowned run] in
-                    run.notify(run.model.authorization.setStatus(change.sensor, change.status))
+                    try run.notify(run.model.authorization.setStatus(change.sensor, change.status))
                 }
             }
             runs.append(run)

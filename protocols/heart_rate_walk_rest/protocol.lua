@@ -130,7 +130,7 @@ end
 -- that write time, so the request asks for writes up to 2 h after the window. One native
 -- pass: a single window group gives both the count and the mean.
 local function heartRateIn(watch, a, b)
-  local set = hr:samples { device = watch, from = a, to = b + hours(2) }:where("time", ">=", a):where("time", "<", b)
+  local set = hr:samples { device = watch, from = a, to = b + hours(2) }:distinct():where("time", ">=", a):where("time", "<", b)
   local g = set:byWindow(b - a, a):mean("heartRate")[1]
   if g then return g.value, g.count end
   return nil, 0
@@ -143,7 +143,8 @@ schedule.daily("09:00", function(now)
   if hr.authorizationStatus ~= "authorized" or steps.authorizationStatus ~= "authorized" then return end
   daysSeen = daysSeen + 1
   local watch = hr:devices()[1]                -- nil when the watch sent nothing in the last week
-  local day = steps:samples { from = d.start, to = d.stop + hours(1) }:where("time", ">=", d.start):where("time", "<", d.stop)
+  local day = steps:samples { from = d.start, to = d.stop + hours(1) }:distinct()
+    :where("time", ">=", d.start):where("time", "<", d.stop)
   local row = { day = d.day, worn_h = wornHours(d) }
 
   -- Walk window.
@@ -177,7 +178,7 @@ schedule.daily("09:00", function(now)
     expect.between(row.rest_hr, 45, 100, "heart rate at rest on " .. d.day)
     expect.between(row.walk_hr, 70, 150, "heart rate while walking on " .. d.day)
     expect.between(row.difference, 5, 70, "walking minus resting heart rate on " .. d.day)
-    expect.between(row.walk_cadence, BRISK, RUN, "walking cadence (steps/s) on " .. d.day)
+    expect.between(row.walk_cadence, 1.4, RUN, "walking cadence (steps/s) on " .. d.day)
   elseif row.worn_h < 1 then
     row.note = "watch not worn: no heart rate"
   elseif not best then
@@ -207,4 +208,7 @@ end)
 -- * walking 70–150 bpm and +5…+70 bpm: everyday walking at 100–120 steps/min is moderate
 --   intensity, ~3–4 METs (Tudor-Locke et al. 2018, Br J Sports Med 52:776), i.e. roughly
 --   40–60 % of heart-rate reserve (ACSM Guidelines, 11th ed.): 20–50 bpm above rest for adults.
--- * cadence 1.5–2.5 steps/s: free-living walking cadence 100–130 steps/min, running above 150.
+-- * cadence 1.4–2.3 steps/s: free-living walking cadence 100–130 steps/min, running above 150.
+--   Bouts are chosen on each record's currentCadence (CMPedometerData: the pace at the
+--   record's end) being at least 1.5, but walk_cadence is steps over the bout's whole
+--   span, which also holds a record's slower or idle seconds: it may fall a little below.

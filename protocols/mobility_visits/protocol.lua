@@ -76,14 +76,12 @@ local analysed = 0
 local function analyse(d, now, zoneBefore)
   -- Every visit written from the day's start (a stay reaching into the day is written
   -- when it ends, so on or after that) until what the hold has released. SensorKit may
-  -- deliver a record twice: one per (place, arrival).
-  local byCategory, places, seen, count, maxKm = { home = 0, work = 0, elsewhere = 0 }, {}, {}, 0, 0
-  for v in visits:samples { from = d.start, to = now }:rows() do
+  -- deliver a record twice: distinct() drops those exact duplicates natively.
+  local byCategory, places, count, maxKm = { home = 0, work = 0, elsewhere = 0 }, {}, 0, 0
+  for v in visits:samples { from = d.start, to = now }:distinct():rows() do
     local a, b = stay(v)
     local s, e = math.max(a, d.start), math.min(b, d.stop)
-    local key = v.identifier .. "@" .. v.time
-    if e > s and not seen[key] then
-      seen[key] = true
+    if e > s then
       local cat = CATEGORY[v.locationCategory] or "unknown"
       local kind = (cat == "home" or cat == "work") and cat or "elsewhere"
       byCategory[kind] = byCategory[kind] + (e - s) / 3600

@@ -69,8 +69,10 @@ local reportedDeletions = {}
 
 -- Records of local day d (a report window belongs to the day it starts in); reports are
 -- written when their window closes, so writes up to an hour past midnight are included.
+-- A report SensorKit delivered twice is counted once (distinct).
 local function dayOf(reader, d)
-  return reader:samples { from = d.start, to = d.stop + hours(1) }:where("time", ">=", d.start):where("time", "<", d.stop)
+  return reader:samples { from = d.start, to = d.stop + hours(1) }:distinct()
+    :where("time", ">=", d.start):where("time", "<", d.stop)
 end
 
 -- User deletions of keyboard data that cover part of day d, as "HH:MM–HH:MM" text.

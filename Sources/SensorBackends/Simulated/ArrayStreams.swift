@@ -102,7 +102,7 @@ func arrayTimeColumns(_ ps: [Piece], total: Int, dt: Double) -> (times: [Double]
 /// Accelerometer or rotation rate: 50 Hz while the device is on, in 60-s write batches.
 func motionBatch(_ p: Participant, kind: DeviceKind, sensor: Sensor, ctx: WriteContext, rate: Double = 50) -> SampleBatch {
     let ms: MotionSensor = sensor == .accelerometer ? .accelerometer : .gyroscope
-    let seconds = p.settings.writeBatchSeconds
+    let seconds = p.settings.writeBatch(for: sensor)
     let stream: UInt64 = (ms == .accelerometer ? 100 : 200) + (kind == .phone ? 0 : 1)
     let slots = ctx.batches(seconds: seconds, stream: stream)
     guard let firstSlot = slots.first, let lastSlot = slots.last else { return Schema.empty(sensor) }

@@ -5,8 +5,8 @@ private let messagingApps: Set<Int> = [AppID.messages, AppID.chat]
 
 extension WriteContext {
     /// Report windows for a view (phone on at some time in the window).
-    func windows(_ view: RangeView, stream: String) -> [ReportWindow] {
-        reportWindows(stream: stream, maxDelay: 65, phoneOn: complement(view.phoneOff, from: view.lo, to: view.hi))
+    func windows(_ view: RangeView, stream: String, size: Double) -> [ReportWindow] {
+        reportWindows(stream: stream, size: size, maxDelay: 65, phoneOn: complement(view.phoneOff, from: view.lo, to: view.hi))
     }
 }
 
@@ -16,10 +16,10 @@ func phoneUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.phoneUsageReport)
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
-    let size = p.settings.reportWindow
+    let size = p.settings.reportWindow(for: .phoneUsageReport)
     let view = RangeView(p, from: rl - 65 - size - 3_600, to: rh + 1)
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
-    for w in ctx.windows(view, stream: "phone-usage") {
+    for w in ctx.windows(view, stream: "phone-usage", size: size) {
         let started = view.calls.filter { $0.start >= w.start && $0.start < w.end && isOn($0.start) }
         let time = view.calls.reduce(0.0) { acc, c in
             acc + complement(view.phoneOff, from: max(c.start, w.start), to: min(c.end, w.end)).reduce(0) { $0 + $1.end - $1.start }
@@ -41,11 +41,11 @@ func messagesUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.messagesUsageReport)
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
-    let size = p.settings.reportWindow
+    let size = p.settings.reportWindow(for: .messagesUsageReport)
     let view = RangeView(p, from: rl - 65 - size - 1, to: rh + 1)
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
     let k = p.key.with("messages")
-    for w in ctx.windows(view, stream: "messages-usage") {
+    for w in ctx.windows(view, stream: "messages-usage", size: size) {
         let sent = view.texts.filter { messagingApps.contains($0.app) && $0.start >= w.start && $0.start < w.end && isOn($0.start) }
             .reduce(0) { $0 + 1 + Int(($1.end - $1.start) / 20) }
         let notified = view.notifications.filter {

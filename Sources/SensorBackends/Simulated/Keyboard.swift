@@ -31,10 +31,10 @@ func keyboardBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let maxDelay = 65.0
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return Schema.empty(sensor) }
-    let size = p.settings.reportWindow
+    let size = p.settings.reportWindow(for: sensor)
     let view = RangeView(p, from: rl - maxDelay - size - 1, to: rh + 1)
     let on = complement(view.phoneOff, from: view.lo, to: view.hi)
-    let windows = ctx.reportWindows(stream: "keyboard", maxDelay: maxDelay, phoneOn: on)
+    let windows = ctx.reportWindows(stream: "keyboard", size: size, maxDelay: maxDelay, phoneOn: on)
     var doubles: [String: [Double]] = [:], ints: [String: [Int64]] = [:], values: [String: [FieldValue]] = [:]
     var strings: [String: [String]] = [:]
     var writes: [Double] = []

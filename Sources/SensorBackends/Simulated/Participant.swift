@@ -167,6 +167,15 @@ public struct SimulationSettings: Sendable, Hashable {
     public var writeBatchSeconds: Double = 60
     /// Seconds covered by one usage / keyboard report.
     public var reportWindow: Double = 900
+    /// Per-sensor report windows (the `reportWindow` switch), overriding `reportWindow`.
+    public var reportWindowBySensor: [Sensor: Double] = [:]
+    /// Per-sensor write-batch lengths (the `writeBatch` switch), overriding `writeBatchSeconds`.
+    public var writeBatchBySensor: [Sensor: Double] = [:]
+
+    /// Seconds covered by one report of `sensor`.
+    public func reportWindow(for sensor: Sensor) -> Double { max(1, reportWindowBySensor[sensor] ?? reportWindow) }
+    /// Seconds of data in one write batch of `sensor`.
+    public func writeBatch(for sensor: Sensor) -> Double { max(0.02, writeBatchBySensor[sensor] ?? writeBatchSeconds) }
     /// Ambient light sampling period while the screen is on, seconds.
     public var ambientLightPeriod: Double = 10
     /// Automatic (software update) restarts every this many days at night; 0 = never.

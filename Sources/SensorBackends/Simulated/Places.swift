@@ -144,7 +144,7 @@ func odometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
 func pressureBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.ambientPressure
     let rate = 1.0
-    let seconds = p.settings.writeBatchSeconds
+    let seconds = p.settings.writeBatch(for: sensor)
     let slots = ctx.batches(seconds: seconds, stream: 300)
     guard let firstSlot = slots.first, let lastSlot = slots.last else { return Schema.empty(sensor) }
     let from = Double(firstSlot.index) * seconds, to = Double(lastSlot.index + 1) * seconds

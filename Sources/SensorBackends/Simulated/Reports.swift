@@ -12,8 +12,7 @@ struct ReportWindow {
 extension WriteContext {
     /// Report windows written in (after, through]: ready `delay(k)` seconds after the
     /// window ends, and only if the phone was on at some time in the window.
-    func reportWindows(stream: String, maxDelay: Double, phoneOn: [Interval]) -> [ReportWindow] {
-        let size = p.settings.reportWindow
+    func reportWindows(stream: String, size: Double, maxDelay: Double, phoneOn: [Interval]) -> [ReportWindow] {
         let (rl, rh) = readyRange
         guard rh > rl else { return [] }
         let dk = p.key.with(stream).with("delay")
@@ -47,10 +46,10 @@ func deviceUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let maxDelay = 65.0
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return Schema.empty(sensor) }
-    let size = p.settings.reportWindow
+    let size = p.settings.reportWindow(for: sensor)
     let view = RangeView(p, from: rl - maxDelay - size - 1, to: rh + 1)
     let on = complement(view.phoneOff, from: view.lo, to: view.hi)
-    let windows = ctx.reportWindows(stream: "device-usage", maxDelay: maxDelay, phoneOn: on)
+    let windows = ctx.reportWindows(stream: "device-usage", size: size, maxDelay: maxDelay, phoneOn: on)
     var duration: [Double] = [], wakes: [Int64] = [], unlocks: [Int64] = [], unlockTime: [Double] = []
     var apps: [FieldValue] = [], notes: [FieldValue] = [], web: [FieldValue] = [], writes: [Double] = []
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
