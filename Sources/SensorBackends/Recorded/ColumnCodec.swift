@@ -41,34 +41,61 @@ enum ColumnCodec {
         // Sampled values suggest the decimals; a value needing more raises them and retries.
         var scaleDigits = decimalScale(v)
         while let d = scaleDigits {
-            var out = ByteWriter()
-            out.bytes.reserveCapacity(v.count * 3 + 2)
-            out.byte(1)
-            out.byte(UInt8(d))
-            let scale = pow10[d]
-            var prev: Int64 = 0
             var failed: Double? = nil
-            for x in v {
-                let m = (x * scale).rounded(.toNearestOrEven)
-                guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != (-0.0).bitPattern else { failed = x; break }
-                let i = Int64(m)
-                out.zigzag(i &- prev)
-                prev = i
+            let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 2) { buf, done in
+                buf[0] = 1
+                buf[1] = UInt8(d)
+                let r = v.withUnsafeBufferPointer { scaledDeltas($0, digits: d, into: buf.baseAddress! + 2) }
+                failed = r.failed
+                done = r.failed == nil ? r.count + 2 : 0
             }
             if let x = failed {
                 guard let need = decimals(x), need > d else { break }
                 scaleDigits = need
                 continue
             }
-            if out.bytes.count < v.count * 8 {
-                w.bytes.append(contentsOf: out.bytes)
+            if out.count < v.count * 8 {
+                w.append(out)
                 return
             }
             break
         }
-        w.bytes.reserveCapacity(v.count * 8 + 1)
+        w.bytes.reserveCapacity(w.bytes.count + v.count * 8 + 1)
         w.byte(0)
         v.withUnsafeBytes { w.bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes the zigzag varints of the deltas of `round(v·10^d)` at `out` (room for 10
+    /// bytes a value). Returns the bytes written, or the first value that would not come
+    /// back bit-exact (then the output is unusable).
+    @inline(__always)
+    static func scaledDeltas(_ v: UnsafeBufferPointer<Double>, digits d: Int, into out: UnsafeMutablePointer<UInt8>) -> (count: Int, failed: Double?) {
+        let scale = pow10[d]
+        let negativeZero = (-0.0).bitPattern
+        var prev: Int64 = 0
+        var o = 0
+        for x in v {
+            let m = (x * scale).rounded(.toNearestOrEven)
+            guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != negativeZero else { return (o, x) }
+            let i = Int64(m)
+            o += writeZigzag(i &- prev, out + o)
+            prev = i
+        }
+        return (o, nil)
+    }
+
+    /// One zigzag varint at `p`; returns its length (≤ 10).
+    @inline(__always)
+    static func writeZigzag(_ v: Int64, _ p: UnsafeMutablePointer<UInt8>) -> Int {
+        var u = UInt64(bitPattern: (v << 1) ^ (v >> 63))
+        var k = 0
+        while u >= 0x80 {
+            p[k] = UInt8(truncatingIfNeeded: u) | 0x80
+            u >>= 7
+            k += 1
+        }
+        p[k] = UInt8(truncatingIfNeeded: u)
+        return k + 1
     }
 
     static let pow10: [Double] = (0...15).map { Foundation.pow(10.0, Double($0)) }
@@ -114,13 +141,18 @@ enum ColumnCodec {
             w.u64(UInt64(bitPattern: first))
             return
         }
-        w.bytes.reserveCapacity(v.count * 2 + 1)
-        w.byte(0)
-        var prev: Int64 = 0
-        for x in v {
-            w.zigzag(x &- prev)
-            prev = x
+        let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 1) { buf, done in
+            let p = buf.baseAddress!
+            p[0] = 0
+            var o = 1
+            var prev: Int64 = 0
+            for x in v {
+                o += writeZigzag(x &- prev, p + o)
+                prev = x
+            }
+            done = o
         }
+        w.append(out)
     }
 
     static func encodeStrings(_ v: [String], into w: inout ByteWriter) {
@@ -290,6 +322,11 @@ struct ByteWriter {
     var bytes: [UInt8] = []
 
     @inline(__always) mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    /// Appends `b` (takes it over when nothing was written yet).
+    mutating func append(_ b: [UInt8]) {
+        if bytes.isEmpty { bytes = b } else { bytes.append(contentsOf: b) }
+    }
 
     @inline(__always) mutating func u64(_ v: UInt64) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
