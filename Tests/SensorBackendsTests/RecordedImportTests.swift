@@ -328,6 +328,31 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertTrue(stats.report().contains("duplicates dropped: 20"))
     }
 
+    /// Rows at the same write and sample time are duplicates only when every field is equal.
+    func testInputDuplicatesNeedEveryFieldEqual() throws {
+        let dir = try recordedTempDir(self)
+        let w = csvField(Self.watchText)
+        let t = Self.t0 + 100
+        let f = try writeFile(dir, "in/heart_rate.csv", """
+        timestamp,value,confidence,device
+        \(t),60,3,\(w)
+        \(t),61,3,\(w)
+        \(t),60,2,\(w)
+        \(t),60,3,\(w)
+        \(t),61,3,\(w)
+        \(t + 1),60,3,\(w)
+
+        """)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [f], participant: "p", progressBar: false))
+        XCTAssertEqual(stats.duplicatesInInput, 2)
+        XCTAssertEqual(stats.rowsStored, 4)
+        let rec = try store.source()
+        let hr = rec.samples(participant: "p", sensor: .heartRate, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
+        XCTAssertEqual(recDoubles(hr, "heartRate"), [60, 61, 60, 60])
+        XCTAssertEqual(recInts(hr, "confidence"), [3, 3, 2, 3])
+    }
+
     // MARK: Re-import and atomicity
 
     func testReimportingTheSameFilesChangesNothing() throws {
@@ -539,6 +564,10 @@ final class RecordedImportTests: XCTestCase {
             .double([0.1, -0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]),
             .int((0..<1000).map { _ in Int64(bitPattern: rng.next()) }),
             .int([Int64](repeating: 7, count: 100)),
+            // Deltas at every varint length boundary (zigzag 0x7F/0x80, 0x3FFF/0x4000, 0x1FFFFF/0x200000…).
+            .int([0, 63, -1, 64, -64, 8_191, 0, 8_192, -8_192, 1_048_575, 0, 1_048_576, -1_048_576, 1 << 40, -(1 << 40),
+                  .max, .min, 0, -1, 1]),
+            .double((0..<300).map { Double(($0 * 7_919 % 4_200_001) - 2_100_000) / 1_000 }),
             .bool([true, false, true]),
             .string(["a", "b", "a", "a", "ü,\"x\"", ""]),
             .string(["x", "y"]),

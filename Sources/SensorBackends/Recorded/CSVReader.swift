@@ -212,23 +212,13 @@ final class CSVReader {
                         if negative { i += 1 }
                         let s = i
                         var m: UInt64 = 0
-                        while true {
-                            let d = p[i] &- 48
-                            if d >= 10 { break }
-                            m = m &* 10 &+ UInt64(d)
-                            i += 1
-                        }
+                        Self.digits(p, &i, &m)
                         var digits = i - s
                         var decimals = 0
                         if p[i] == UInt8(ascii: ".") && f != intField {
                             i += 1
                             let fs = i
-                            while true {
-                                let d = p[i] &- 48
-                                if d >= 10 { break }
-                                m = m &* 10 &+ UInt64(d)
-                                i += 1
-                            }
+                            Self.digits(p, &i, &m)
                             decimals = i - fs
                             digits += decimals
                         }
@@ -263,6 +253,25 @@ final class CSVReader {
         return rows
     }
 
+    /// Appends the decimal digits at `p[i...]` to `m` (mod 2^64), two at a time (half the
+    /// multiply chain); stops at the first other byte. The byte after a digit is always
+    /// readable (the window ends with a 0 sentinel).
+    @inline(__always)
+    static func digits(_ p: UnsafeMutablePointer<UInt8>, _ i: inout Int, _ m: inout UInt64) {
+        while true {
+            let d0 = p[i] &- 48
+            if d0 >= 10 { return }
+            let d1 = p[i + 1] &- 48
+            if d1 >= 10 {
+                m = m &* 10 &+ UInt64(d0)
+                i += 1
+                return
+            }
+            m = m &* 100 &+ UInt64(d0 &* 10 &+ d1)
+            i += 2
+        }
+    }
+
     // MARK: Field access
 
     @inline(__always) func isEmpty(_ i: Int) -> Bool { fieldEnd[i] == fieldStart[i] && !fieldQuoted[i] }
@@ -271,9 +280,16 @@ final class CSVReader {
     func string(_ i: Int) -> String {
         let s = fieldStart[i], e = fieldEnd[i]
         let buf = UnsafeBufferPointer(start: window.base + s, count: e - s)
-        var text = String(decoding: buf, as: UTF8.self)
-        if fieldQuoted[i] && text.contains("\"\"") { text = text.replacingOccurrences(of: "\"\"", with: "\"") }
-        return text
+        guard fieldQuoted[i], buf.contains(UInt8(ascii: "\"")) else { return String(decoding: buf, as: UTF8.self) }
+        // Inside quotes, `""` stands for `"`.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(buf.count)
+        var k = 0
+        while k < buf.count {
+            bytes.append(buf[k])
+            k += buf[k] == UInt8(ascii: "\"") && k + 1 < buf.count && buf[k + 1] == UInt8(ascii: "\"") ? 2 : 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The raw bytes of field i.

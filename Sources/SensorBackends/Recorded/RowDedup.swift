@@ -6,7 +6,8 @@ enum RowDedup {
     /// Keeps the first of each group of identical rows. Input ordered by write time.
     static func dropDuplicates(_ b: SampleBatch) -> (SampleBatch, Int) {
         let n = b.count
-        var drop: [Int] = []
+        // Pairs (earlier, later) of rows with the same write and sample time bits.
+        var pairs: [(Int, Int)] = []
         var start = 0
         while start < n {
             var end = start + 1
@@ -16,22 +17,32 @@ enum RowDedup {
                 // Strictly increasing sample times in the run: no two rows can be equal.
                 var increasing = true
                 for k in (start + 1)..<end where !(b.times[k] > b.times[k - 1]) { increasing = false; break }
-                if !increasing {
-                    var seen: [UInt64: [Int]] = [:]
-                    for k in start..<end {
-                        let key = b.times[k].bitPattern
-                        if let list = seen[key], list.contains(where: { rowsEqual(b, $0, b, k) }) {
-                            drop.append(k)
-                        } else {
-                            seen[key, default: []].append(k)
-                        }
-                    }
-                }
+                if !increasing { pairSameTimes(b.times, start..<end, &pairs) }
             }
             start = end
         }
-        guard !drop.isEmpty else { return (b, 0) }
-        return (remove(drop, from: b), drop.count)
+        guard !pairs.isEmpty else { return (b, 0) }
+        // Equal rows are an equivalence: dropping the later row of each equal pair keeps
+        // the first of each group.
+        var alive = [Bool](repeating: true, count: pairs.count)
+        for c in b.columns { compare(c, c, pairs, &alive) }
+        var drop = [Bool](repeating: false, count: n)
+        for (k, p) in pairs.enumerated() where alive[k] { drop[p.1] = true }
+        let rows = drop.indices.filter { drop[$0] }
+        guard !rows.isEmpty else { return (b, 0) }
+        return (remove(rows, from: b), rows.count)
+    }
+
+    /// Appends the pairs (i, j), i < j, of rows of `r` with bit-identical times.
+    static func pairSameTimes(_ t: [Double], _ r: Range<Int>, _ pairs: inout [(Int, Int)]) {
+        let order = r.sorted { (t[$0].bitPattern, $0) < (t[$1].bitPattern, $1) }
+        var x = 0
+        while x < order.count {
+            var e = x + 1
+            while e < order.count && t[order[e]].bitPattern == t[order[x]].bitPattern { e += 1 }
+            for p in x..<e { for q in (p + 1)..<e { pairs.append((order[p], order[q])) } }
+            x = e
+        }
     }
 
     /// Removes the rows of `b` that equal a row of one of `stored` (re-imported data).
@@ -142,23 +153,5 @@ enum RowDedup {
             keep.append(i)
         }
         return b.gather(keep)
-    }
-
-    static func rowsEqual(_ a: SampleBatch, _ i: Int, _ b: SampleBatch, _ j: Int) -> Bool {
-        guard a.writeTimes[i].bitPattern == b.writeTimes[j].bitPattern, a.times[i].bitPattern == b.times[j].bitPattern else { return false }
-        for (ca, cb) in zip(a.columns, b.columns) {
-            let pa = ca.present?[i] ?? true, pb = cb.present?[j] ?? true
-            if pa != pb { return false }
-            if !pa { continue }
-            switch (ca.data, cb.data) {
-            case let (.double(x), .double(y)): if x[i].bitPattern != y[j].bitPattern { return false }
-            case let (.int(x), .int(y)): if x[i] != y[j] { return false }
-            case let (.bool(x), .bool(y)): if x[i] != y[j] { return false }
-            case let (.string(x), .string(y)): if x[i] != y[j] { return false }
-            case let (.value(x), .value(y)): if x[i] != y[j] { return false }
-            default: return false
-            }
-        }
-        return true
     }
 }
