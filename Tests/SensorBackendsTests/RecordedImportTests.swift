@@ -437,6 +437,18 @@ final class RecordedImportTests: XCTestCase {
         }
         XCTAssertEqual(try store.contentDigest(), before)
         XCTAssertEqual(try store.source().participants.map(\.id), ["p1"])
+        // A bad line deep inside one large batched file (chunks of it already written in
+        // the transaction), for the participant the store already holds.
+        var inside = "timestamp,identifier,x,y,z,device\n"
+        for i in 0..<150_000 { inside += "\(Self.t0 + 86_400 + Double(i) * 0.02),\(i / 3_000),0.1,0.2,0.3,iPhone\n" }
+        inside += "\(Self.t0 + 90_000),99,0.1,zero,0.3,iPhone\n"
+        for i in 0..<1_000 { inside += "\(Self.t0 + 90_000 + Double(i) * 0.02),100,0.1,0.2,0.3,iPhone\n" }
+        try writeFile(bad, "c_accelerometer.csv", inside)
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .mhcCSV, sources: [bad.appendingPathComponent("c_accelerometer.csv").path],
+                                                                participant: "p1", progressBar: false))) { e in
+            XCTAssertTrue("\(e)".contains("c_accelerometer.csv:150002, column 'y': expected a number, found 'zero'"), "\(e)")
+        }
+        XCTAssertEqual(try store.contentDigest(), before)
         // Same for the native format failing in its second stream.
         let sim = makeRecSource(seed: 3, [recTrio[0]])
         let export = dir.appendingPathComponent("native")

@@ -27,7 +27,7 @@ enum RowDedup {
         var alive = [Bool](repeating: true, count: pairs.count)
         for c in b.columns { compare(c, c, pairs, &alive) }
         var drop = [Bool](repeating: false, count: n)
-        for (k, p) in pairs.enumerated() where alive[k] { drop[p.1] = true }
+        for k in pairs.indices where alive[k] { drop[pairs[k].1] = true }
         let rows = drop.indices.filter { drop[$0] }
         guard !rows.isEmpty else { return (b, 0) }
         return (remove(rows, from: b), rows.count)
@@ -70,7 +70,7 @@ enum RowDedup {
             guard let cb = s.column(ca.name) else { return }
             compare(ca, cb, pairs, &alive)
         }
-        for (k, p) in pairs.enumerated() where alive[k] { drop[p.0] = true }
+        for k in pairs.indices where alive[k] { drop[pairs[k].0] = true }
     }
 
     /// The pairs (row of a, row of b) with bit-identical write and sample times.
@@ -124,22 +124,37 @@ enum RowDedup {
     /// rows) and `b` (of the second): presence, then the value bits (missing equals missing).
     static func compare(_ a: Column, _ b: Column, _ pairs: [(Int, Int)], _ alive: inout [Bool]) {
         let pa = a.present, pb = b.present
-        if pa != nil || pb != nil {
-            for (k, (i, j)) in pairs.enumerated() where alive[k] && (pa?[i] ?? true) != (pb?[j] ?? true) { alive[k] = false }
-        }
-        @inline(__always) func check(_ same: (Int, Int) -> Bool) {
-            for (k, (i, j)) in pairs.enumerated() where alive[k] {
-                if let pa, !pa[i] { continue }
-                if !same(i, j) { alive[k] = false }
+        let n = pairs.count
+        pairs.withUnsafeBufferPointer { pairs in
+            alive.withUnsafeMutableBufferPointer { alive in
+                // Plain index loops: this runs over every row of a re-import.
+                if pa != nil || pb != nil {
+                    var k = 0
+                    while k < n {
+                        let (i, j) = pairs[k]
+                        if alive[k] && (pa?[i] ?? true) != (pb?[j] ?? true) { alive[k] = false }
+                        k += 1
+                    }
+                }
+                @inline(__always) func check(_ same: (Int, Int) -> Bool) {
+                    var k = 0
+                    while k < n {
+                        let (i, j) = pairs[k]
+                        if alive[k] && (pa?[i] ?? true) && !same(i, j) { alive[k] = false }
+                        k += 1
+                    }
+                }
+                switch (a.data, b.data) {
+                case let (.double(x), .double(y)):
+                    x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in check { x[$0].bitPattern == y[$1].bitPattern } } }
+                case let (.int(x), .int(y)):
+                    x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in check { x[$0] == y[$1] } } }
+                case let (.bool(x), .bool(y)): check { x[$0] == y[$1] }
+                case let (.string(x), .string(y)): check { x[$0] == y[$1] }
+                case let (.value(x), .value(y)): check { x[$0] == y[$1] }
+                default: for k in 0..<n { alive[k] = false }
+                }
             }
-        }
-        switch (a.data, b.data) {
-        case let (.double(x), .double(y)): check { x[$0].bitPattern == y[$1].bitPattern }
-        case let (.int(x), .int(y)): check { x[$0] == y[$1] }
-        case let (.bool(x), .bool(y)): check { x[$0] == y[$1] }
-        case let (.string(x), .string(y)): check { x[$0] == y[$1] }
-        case let (.value(x), .value(y)): check { x[$0] == y[$1] }
-        default: for k in alive.indices { alive[k] = false }
         }
     }
 
