@@ -196,6 +196,70 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(Set(steps.keys).count, 4, "four local days touched (the first hour is the day before)")
     }
 
+    /// The batched-stream reader (fast path, slow path, pieces cut at write-batch
+    /// boundaries, a batch longer than a chunk, device changes, CRLF and unusual numbers)
+    /// against values computed here from the text.
+    func testBatchedAccelerometerFileMatchesAnIndependentReading() throws {
+        let dir = try recordedTempDir(self)
+        let phone = csvField(Self.phoneText), watch = csvField(Self.watchText)
+        var text = "timestamp,identifier,x,y,z,device\n"
+        struct Row { var t: Double; var id: Int64; var x: Double; var y: Double; var z: Double; var watch: Bool }
+        var rows: [Row] = []
+        var rng = SplitMix(seed: 5)
+        var id: Int64 = 10
+        var t = Self.t0
+        // Batches of 1…4,000 rows, one of 80,000 (longer than a chunk), a watch stretch in the middle.
+        var sizes = (0..<60).map { _ in Int(rng.next() % 4_000) + 1 }
+        sizes.insert(80_000, at: 20)
+        for (b, size) in sizes.enumerated() {
+            let onWatch = b >= 40 && b < 45
+            for _ in 0..<size {
+                let x = Double(Int64(rng.next() % 2_000_001) - 1_000_000) / 1e6
+                var xs = "\(x)"
+                switch rng.next() % 50 {
+                case 0: xs = String(format: "%.17g", x)            // 17 digits: the slow path
+                case 1: xs = String(format: "%.3e", x)             // an exponent
+                default: break
+                }
+                let y = Double(rng.next() % 1_000) / 1_000, z = -0.98
+                let line = "\(String(format: "%.2f", t)),\(id),\(xs),\(y),\(z),\(onWatch ? watch : phone)"
+                text += line + (rng.next() % 97 == 0 ? "\r\n" : "\n")
+                rows.append(Row(t: Double(String(format: "%.2f", t))!, id: id, x: Double(xs)!, y: y, z: z, watch: onWatch))
+                t += 0.02
+            }
+            id += 1
+        }
+        let f = try writeFile(dir, "in/accelerometer.csv", text)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [f], participant: "p", progressBar: false))
+        XCTAssertEqual(stats.rowsRead, rows.count)
+        XCTAssertEqual(stats.rowsStored, rows.count)
+        let rec = try store.source()
+        let devices = rec.devices(participant: "p")
+        XCTAssertEqual(devices.map(\.kind), [.phone, .watch])
+        for (k, d) in devices.enumerated() {
+            let want = rows.filter { $0.watch == (k == 1) }
+            // Write time: the latest sample time of the row's batch (identifier run).
+            var batchMax: [Int64: Double] = [:]
+            for r in want { batchMax[r.id] = max(batchMax[r.id] ?? -.infinity, r.t) }
+            let got = rec.samples(participant: "p", sensor: .accelerometer, device: d, writtenAfter: 0, through: 5e9)
+            XCTAssertEqual(got.count, want.count)
+            guard got.count == want.count else { continue }
+            XCTAssertEqual(got.times.map(\.bitPattern), want.map(\.t.bitPattern))
+            XCTAssertEqual(got.writeTimes, want.map { batchMax[$0.id]! })
+            XCTAssertEqual(recInts(got, "identifier"), want.map(\.id))
+            XCTAssertEqual(recDoubles(got, "x").map(\.bitPattern), want.map(\.x.bitPattern))
+            XCTAssertEqual(recDoubles(got, "y").map(\.bitPattern), want.map(\.y.bitPattern))
+            XCTAssertEqual(recDoubles(got, "z").map(\.bitPattern), want.map(\.z.bitPattern))
+        }
+        // A bad date after many good rows names its line.
+        let bad = text + "1732143600125,99,0,0,0,\(phone)\n"
+        let g = try writeFile(dir, "in2/accelerometer.csv", bad)
+        let e = importError(ImportRequest(format: .mhcCSV, sources: [g], participant: "p"), dir)
+        XCTAssertTrue(e.contains("accelerometer.csv:\(rows.count + 2), column 'timestamp'"), e)
+        XCTAssertTrue(e.contains("looks like milliseconds"), e)
+    }
+
     // MARK: MyDataHelps
 
     func mdhItem(_ write: Double, _ sample: String) -> String { "{\"timestamp\": \(write), \"sample\": \(sample)}" }
@@ -264,6 +328,31 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertTrue(stats.report().contains("duplicates dropped: 20"))
     }
 
+    /// Rows at the same write and sample time are duplicates only when every field is equal.
+    func testInputDuplicatesNeedEveryFieldEqual() throws {
+        let dir = try recordedTempDir(self)
+        let w = csvField(Self.watchText)
+        let t = Self.t0 + 100
+        let f = try writeFile(dir, "in/heart_rate.csv", """
+        timestamp,value,confidence,device
+        \(t),60,3,\(w)
+        \(t),61,3,\(w)
+        \(t),60,2,\(w)
+        \(t),60,3,\(w)
+        \(t),61,3,\(w)
+        \(t + 1),60,3,\(w)
+
+        """)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mhcCSV, sources: [f], participant: "p", progressBar: false))
+        XCTAssertEqual(stats.duplicatesInInput, 2)
+        XCTAssertEqual(stats.rowsStored, 4)
+        let rec = try store.source()
+        let hr = rec.samples(participant: "p", sensor: .heartRate, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
+        XCTAssertEqual(recDoubles(hr, "heartRate"), [60, 61, 60, 60])
+        XCTAssertEqual(recInts(hr, "confidence"), [3, 3, 2, 3])
+    }
+
     // MARK: Re-import and atomicity
 
     func testReimportingTheSameFilesChangesNothing() throws {
@@ -285,6 +374,51 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(try store.contentDigest(), before)
     }
 
+    /// A second file that overlaps the first (other chunk boundaries, a changed value, a
+    /// reordered write batch, new batches) adds exactly the rows that are not already stored.
+    func testOverlappingReimportDropsOnlyExactDuplicates() throws {
+        let dir = try recordedTempDir(self)
+        let phone = csvField(Self.phoneText)
+        // Batch b: 3,000 rows at 50 Hz, identifier b.
+        func line(_ b: Int, _ i: Int, x: Double? = nil) -> String {
+            let t = Self.t0 + Double(b) * 60 + Double(i) * 0.02
+            return "\(String(format: "%.2f", t)),\(b),\(x ?? Double((b * 7 + i) % 1_000) / 1_000),0.5,-0.98,\(phone)\n"
+        }
+        let header = "timestamp,identifier,x,y,z,device\n"
+        var a = header
+        for b in 0..<80 { for i in 0..<3_000 { a += line(b, i) } }
+        var b = header
+        var expectedNew = 0, expectedDup = 0
+        for bb in 50..<110 {
+            var rows = (0..<3_000).map { line(bb, $0) }
+            if bb == 60 { rows[1_234] = line(bb, 1_234, x: 9.5); expectedNew += 1; expectedDup += 2_999 }
+            else if bb == 61 { rows.reverse(); expectedDup += 3_000 }
+            else if bb < 80 { expectedDup += 3_000 }
+            else { expectedNew += 3_000 }
+            b += rows.joined()
+        }
+        let fa = try writeFile(dir, "a/accelerometer.csv", a), fb = try writeFile(dir, "b/accelerometer.csv", b)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let first = try store.importData(ImportRequest(format: .mhcCSV, sources: [fa], participant: "p", progressBar: false))
+        XCTAssertEqual(first.rowsStored, 240_000)
+        XCTAssertGreaterThan(first.chunks, 2)
+        let second = try store.importData(ImportRequest(format: .mhcCSV, sources: [fb], participant: "p", progressBar: false))
+        XCTAssertEqual(second.duplicatesAlreadyStored, expectedDup)
+        XCTAssertEqual(second.duplicatesInInput, 0)
+        XCTAssertEqual(second.rowsStored, expectedNew)
+        XCTAssertTrue(second.report().contains("duplicates dropped: \(expectedDup)"), second.report())
+        let rec = try store.source()
+        let all = rec.samples(participant: "p", sensor: .accelerometer, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
+        XCTAssertEqual(all.count, 240_000 + expectedNew)
+        XCTAssertEqual(recDoubles(all, "x").filter { $0 == 9.5 }.count, 1, "the changed row is kept beside the original")
+        // Both files again: nothing changes.
+        let digest = try store.contentDigest()
+        let third = try store.importData(ImportRequest(format: .mhcCSV, sources: [fa, fb], participant: "p", progressBar: false))
+        XCTAssertEqual(third.rowsStored, 0)
+        XCTAssertEqual(third.duplicatesDropped, 240_000 + 180_000)
+        XCTAssertEqual(try store.contentDigest(), digest)
+    }
+
     func testAFailureMidwayLeavesTheStoreExactlyAsItWas() throws {
         let dir = try recordedTempDir(self)
         let (folder, _) = try mhcFixture(dir)
@@ -303,6 +437,18 @@ final class RecordedImportTests: XCTestCase {
         }
         XCTAssertEqual(try store.contentDigest(), before)
         XCTAssertEqual(try store.source().participants.map(\.id), ["p1"])
+        // A bad line deep inside one large batched file (chunks of it already written in
+        // the transaction), for the participant the store already holds.
+        var inside = "timestamp,identifier,x,y,z,device\n"
+        for i in 0..<150_000 { inside += "\(Self.t0 + 86_400 + Double(i) * 0.02),\(i / 3_000),0.1,0.2,0.3,iPhone\n" }
+        inside += "\(Self.t0 + 90_000),99,0.1,zero,0.3,iPhone\n"
+        for i in 0..<1_000 { inside += "\(Self.t0 + 90_000 + Double(i) * 0.02),100,0.1,0.2,0.3,iPhone\n" }
+        try writeFile(bad, "c_accelerometer.csv", inside)
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .mhcCSV, sources: [bad.appendingPathComponent("c_accelerometer.csv").path],
+                                                                participant: "p1", progressBar: false))) { e in
+            XCTAssertTrue("\(e)".contains("c_accelerometer.csv:150002, column 'y': expected a number, found 'zero'"), "\(e)")
+        }
+        XCTAssertEqual(try store.contentDigest(), before)
         // Same for the native format failing in its second stream.
         let sim = makeRecSource(seed: 3, [recTrio[0]])
         let export = dir.appendingPathComponent("native")
@@ -430,6 +576,10 @@ final class RecordedImportTests: XCTestCase {
             .double([0.1, -0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]),
             .int((0..<1000).map { _ in Int64(bitPattern: rng.next()) }),
             .int([Int64](repeating: 7, count: 100)),
+            // Deltas at every varint length boundary (zigzag 0x7F/0x80, 0x3FFF/0x4000, 0x1FFFFF/0x200000…).
+            .int([0, 63, -1, 64, -64, 8_191, 0, 8_192, -8_192, 1_048_575, 0, 1_048_576, -1_048_576, 1 << 40, -(1 << 40),
+                  .max, .min, 0, -1, 1]),
+            .double((0..<300).map { Double(($0 * 7_919 % 4_200_001) - 2_100_000) / 1_000 }),
             .bool([true, false, true]),
             .string(["a", "b", "a", "a", "ü,\"x\"", ""]),
             .string(["x", "y"]),

@@ -44,36 +44,54 @@ func recordedTempDir(_ test: XCTestCase, _ name: String = #function) throws -> U
     return dir
 }
 
-/// Bit-exact row equality (NaN equals NaN; an all-true presence mask equals none).
+/// Bit-exact row equality (NaN equals NaN; an all-true presence mask equals none; a missing
+/// value's slot is not compared). Reports the first differing row of each part.
 func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
     guard a.count == b.count else {
         XCTFail("\(what): \(a.count) rows vs \(b.count)", file: file, line: line)
         return
     }
+    let n = a.count
+    /// The first row where `same` is false, if any (plain loops: debug builds compare millions of rows).
+    func firstDifference(_ same: (Int) -> Bool) -> Int? {
+        for i in 0..<n where !same(i) { return i }
+        return nil
+    }
+    func fail(_ part: String, _ i: Int?, _ describe: (Int) -> String) {
+        if let i { XCTFail("\(what): \(part) differs first at row \(i) of \(n): \(describe(i))", file: file, line: line) }
+    }
     XCTAssertEqual(a.sensor, b.sensor, what, file: file, line: line)
-    XCTAssertEqual(a.writeTimes.map(\.bitPattern), b.writeTimes.map(\.bitPattern), "\(what): write times", file: file, line: line)
-    XCTAssertEqual(a.times.map(\.bitPattern), b.times.map(\.bitPattern), "\(what): times", file: file, line: line)
+    a.writeTimes.withUnsafeBufferPointer { x in
+        b.writeTimes.withUnsafeBufferPointer { y in
+            fail("write time", firstDifference { x[$0].bitPattern == y[$0].bitPattern }) { "\(x[$0]) vs \(y[$0])" }
+        }
+    }
+    a.times.withUnsafeBufferPointer { x in
+        b.times.withUnsafeBufferPointer { y in
+            fail("time", firstDifference { x[$0].bitPattern == y[$0].bitPattern }) { "\(x[$0]) vs \(y[$0])" }
+        }
+    }
     XCTAssertEqual(a.columns.map(\.name), b.columns.map(\.name), "\(what): column names", file: file, line: line)
     for (ca, cb) in zip(a.columns, b.columns) {
         let pa = ca.present ?? [Bool](repeating: true, count: ca.count)
         let pb = cb.present ?? [Bool](repeating: true, count: cb.count)
-        XCTAssertEqual(pa, pb, "\(what): presence of \(ca.name)", file: file, line: line)
+        guard pa.count == n, pb.count == n, ca.count == n, cb.count == n else {
+            XCTFail("\(what): column \(ca.name) has \(ca.count)/\(cb.count) values and \(pa.count)/\(pb.count) presence flags for \(n) rows", file: file, line: line)
+            continue
+        }
+        fail("presence of \(ca.name)", firstDifference { pa[$0] == pb[$0] }) { "\(pa[$0]) vs \(pb[$0])" }
+        let part = "column \(ca.name)"
         switch (ca.data, cb.data) {
         case let (.double(x), .double(y)):
-            // Missing values carry no meaning in their slot.
-            let xs = zip(x, pa).map { $1 ? $0.bitPattern : 0 }, ys = zip(y, pb).map { $1 ? $0.bitPattern : 0 }
-            if xs != ys {
-                let i = zip(xs, ys).enumerated().first { $0.element.0 != $0.element.1 }!.offset
-                XCTFail("\(what): column \(ca.name) differs first at row \(i): \(x[i]) vs \(y[i])", file: file, line: line)
-            }
+            fail(part, firstDifference { !pa[$0] || x[$0].bitPattern == y[$0].bitPattern }) { "\(x[$0]) vs \(y[$0])" }
         case let (.int(x), .int(y)):
-            XCTAssertEqual(zip(x, pa).map { $1 ? $0 : 0 }, zip(y, pb).map { $1 ? $0 : 0 }, "\(what): \(ca.name)", file: file, line: line)
+            fail(part, firstDifference { !pa[$0] || x[$0] == y[$0] }) { "\(x[$0]) vs \(y[$0])" }
         case let (.bool(x), .bool(y)):
-            XCTAssertEqual(zip(x, pa).map { $1 && $0 }, zip(y, pb).map { $1 && $0 }, "\(what): \(ca.name)", file: file, line: line)
+            fail(part, firstDifference { !pa[$0] || x[$0] == y[$0] }) { "\(x[$0]) vs \(y[$0])" }
         case let (.string(x), .string(y)):
-            XCTAssertEqual(zip(x, pa).map { $1 ? $0 : "" }, zip(y, pb).map { $1 ? $0 : "" }, "\(what): \(ca.name)", file: file, line: line)
+            fail(part, firstDifference { !pa[$0] || x[$0] == y[$0] }) { "\(x[$0]) vs \(y[$0])" }
         case let (.value(x), .value(y)):
-            XCTAssertTrue(zip(x, pa).map { $1 ? $0 : .null } == zip(y, pb).map { $1 ? $0 : .null }, "\(what): \(ca.name)", file: file, line: line)
+            fail(part, firstDifference { !pa[$0] || x[$0] == y[$0] }) { "\(x[$0]) vs \(y[$0])" }
         default:
             XCTFail("\(what): column \(ca.name) has kinds \(ca.data) vs \(cb.data)", file: file, line: line)
         }

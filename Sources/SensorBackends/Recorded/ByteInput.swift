@@ -116,7 +116,8 @@ final class ByteWindow {
     let source: ByteSource
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var capacity: Int
-    /// Valid bytes are `base[start..<end]`.
+    /// Valid bytes are `base[start..<end]`; `base[end]` is always a 0 byte (a sentinel
+    /// that stops digit scans without a bounds check).
     var start = 0
     var end = 0
     private(set) var eof = false
@@ -125,6 +126,7 @@ final class ByteWindow {
         self.source = source
         self.capacity = capacity
         base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + 1)
+        base[0] = 0
     }
 
     deinit { base.deallocate() }
@@ -149,8 +151,9 @@ final class ByteWindow {
             capacity = bigger
         }
         let n = try source.read(into: base + end, count: capacity - end)
-        if n == 0 { eof = true; return false }
+        if n == 0 { eof = true; base[end] = 0; return false }
         end += n
+        base[end] = 0
         return true
     }
 }

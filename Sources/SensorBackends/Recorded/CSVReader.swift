@@ -181,59 +181,95 @@ final class CSVReader {
         }
     }
 
-    /// Fast path for the common record: `count` plain numbers (`-12.345`, no quotes, no
-    /// exponent, ≤ 15 significant digits), then exactly `expectedTail` and `\n`. Field
-    /// `intField` must be a plain whole number (also returned exactly in `intValue`).
-    /// Returns false, consuming nothing, for any other record: the caller then reads it
-    /// with `nextRecord()`, which handles everything (and reports errors).
-    @inline(__always)
-    func fastNumericRecord(_ count: Int, _ values: UnsafeMutablePointer<Double>, intField: Int, _ intValue: inout Int64) -> Bool {
+    /// Fast path for runs of the common record of a batched stream: `fields` plain numbers
+    /// (`-12.345`: no quotes, no exponent, ≤ 15 digits, each followed by `,`), then exactly
+    /// `expectedTail` and `\n`. Reads up to `maxRows` such records and stops before the first
+    /// other one (consuming nothing of it: the caller reads it with `nextRecord()`, which
+    /// handles everything and reports errors). Field f of row r goes to `out[f][r]`, except
+    /// `intField`, a plain whole number, which goes exactly to `ints[r]`. Returns the rows
+    /// read; `line` is then the line of the last one. Only whole records in the window are
+    /// read (0 when the next record is not complete in it, or is not of this shape).
+    ///
+    /// The value of a number is `Double(digits) / 10^decimals`, correctly rounded: the same
+    /// double `NumberParser.double` gives for the same text.
+    func fastNumericRows(_ fields: Int, intField: Int, out: UnsafePointer<UnsafeMutablePointer<Double>>,
+                         ints: UnsafeMutablePointer<Int64>, maxRows: Int) -> Int {
+        let k = expectedTail.count
+        guard k > 0, tailAfter == fields, maxRows > 0 else { return 0 }
         let w = window
         let p = w.base
         let end = w.end
         var i = w.start
-        let k = expectedTail.count
-        guard k > 0, tailAfter == count else { return false }
-        for f in 0..<count {
-            var negative = false
-            if i < end && p[i] == UInt8(ascii: "-") { negative = true; i += 1 }
-            var m: UInt64 = 0
-            var digits = 0
-            var frac = 0
-            var dot = false
-            while i < end {
-                let c = p[i]
-                let d = c &- 48
-                if d < 10 {
-                    m = m &* 10 &+ UInt64(d)
-                    digits += 1
-                    if dot { frac += 1 }
-                } else if c == UInt8(ascii: ".") && !dot && f != intField {
-                    dot = true
-                } else {
-                    break
+        var rows = 0
+        NumberParser.exact.withUnsafeBufferPointer { pow10 in
+            expectedTail.withUnsafeBufferPointer { tail in
+                let tp = tail.baseAddress!
+                record: while rows < maxRows {
+                    let rowStart = i
+                    for f in 0..<fields {
+                        // p[end] is a 0 byte: the digit loops stop there.
+                        let negative = p[i] == UInt8(ascii: "-")
+                        if negative { i += 1 }
+                        let s = i
+                        var m: UInt64 = 0
+                        Self.digits(p, &i, &m)
+                        var digits = i - s
+                        var decimals = 0
+                        if p[i] == UInt8(ascii: ".") && f != intField {
+                            i += 1
+                            let fs = i
+                            Self.digits(p, &i, &m)
+                            decimals = i - fs
+                            digits += decimals
+                        }
+                        guard i < end, p[i] == UInt8(ascii: ","), digits > 0, digits <= 15 else {
+                            i = rowStart
+                            break record
+                        }
+                        i += 1
+                        if f == intField {
+                            guard !negative else { i = rowStart; break record }
+                            ints[rows] = Int64(m)
+                        } else {
+                            var v = Double(m)
+                            if decimals > 0 { v /= pow10[decimals] }
+                            out[f][rows] = negative ? -v : v
+                        }
+                    }
+                    guard i + k < end, p[i + k] == UInt8(ascii: "\n"), memcmp(tp, p + i, k) == 0 else {
+                        i = rowStart
+                        break record
+                    }
+                    i += k + 1
+                    rows += 1
                 }
-                i += 1
-            }
-            guard i < end, p[i] == UInt8(ascii: ","), digits > 0, digits <= 15 else { return false }
-            i += 1
-            if f == intField {
-                guard !negative else { return false }
-                intValue = Int64(m)
-                values[f] = Double(m)
-            } else {
-                var v = Double(m)
-                if frac > 0 { v /= NumberParser.exact[frac] }
-                values[f] = negative ? -v : v
             }
         }
-        guard i + k < end, p[i + k] == UInt8(ascii: "\n"),
-              expectedTail.withUnsafeBufferPointer({ memcmp($0.baseAddress!, p + i, k) == 0 }) else { return false }
-        w.start = i + k + 1
-        line = nextLine
-        nextLine += 1
+        guard rows > 0 else { return 0 }
+        w.start = i
+        line = nextLine + rows - 1
+        nextLine += rows
         fieldCount = 0
-        return true
+        return rows
+    }
+
+    /// Appends the decimal digits at `p[i...]` to `m` (mod 2^64), two at a time (half the
+    /// multiply chain); stops at the first other byte. The byte after a digit is always
+    /// readable (the window ends with a 0 sentinel).
+    @inline(__always)
+    static func digits(_ p: UnsafeMutablePointer<UInt8>, _ i: inout Int, _ m: inout UInt64) {
+        while true {
+            let d0 = p[i] &- 48
+            if d0 >= 10 { return }
+            let d1 = p[i + 1] &- 48
+            if d1 >= 10 {
+                m = m &* 10 &+ UInt64(d0)
+                i += 1
+                return
+            }
+            m = m &* 100 &+ UInt64(d0 &* 10 &+ d1)
+            i += 2
+        }
     }
 
     // MARK: Field access
@@ -244,9 +280,16 @@ final class CSVReader {
     func string(_ i: Int) -> String {
         let s = fieldStart[i], e = fieldEnd[i]
         let buf = UnsafeBufferPointer(start: window.base + s, count: e - s)
-        var text = String(decoding: buf, as: UTF8.self)
-        if fieldQuoted[i] && text.contains("\"\"") { text = text.replacingOccurrences(of: "\"\"", with: "\"") }
-        return text
+        guard fieldQuoted[i], buf.contains(UInt8(ascii: "\"")) else { return String(decoding: buf, as: UTF8.self) }
+        // Inside quotes, `""` stands for `"`.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(buf.count)
+        var k = 0
+        while k < buf.count {
+            bytes.append(buf[k])
+            k += buf[k] == UInt8(ascii: "\"") && k + 1 < buf.count && buf[k + 1] == UInt8(ascii: "\"") ? 2 : 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The raw bytes of field i.

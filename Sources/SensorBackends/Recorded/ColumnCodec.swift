@@ -41,34 +41,102 @@ enum ColumnCodec {
         // Sampled values suggest the decimals; a value needing more raises them and retries.
         var scaleDigits = decimalScale(v)
         while let d = scaleDigits {
-            var out = ByteWriter()
-            out.bytes.reserveCapacity(v.count * 3 + 2)
-            out.byte(1)
-            out.byte(UInt8(d))
-            let scale = pow10[d]
-            var prev: Int64 = 0
             var failed: Double? = nil
-            for x in v {
-                let m = (x * scale).rounded(.toNearestOrEven)
-                guard abs(m) < 9.0e15, (m / scale).bitPattern == x.bitPattern, x.bitPattern != (-0.0).bitPattern else { failed = x; break }
-                let i = Int64(m)
-                out.zigzag(i &- prev)
-                prev = i
+            let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 2) { buf, done in
+                buf[0] = 1
+                buf[1] = UInt8(d)
+                let r = v.withUnsafeBufferPointer { scaledDeltas($0, digits: d, into: buf.baseAddress! + 2) }
+                failed = r.failed
+                done = r.failed == nil ? r.count + 2 : 0
             }
             if let x = failed {
                 guard let need = decimals(x), need > d else { break }
                 scaleDigits = need
                 continue
             }
-            if out.bytes.count < v.count * 8 {
-                w.bytes.append(contentsOf: out.bytes)
+            if out.count < v.count * 8 {
+                w.append(out)
                 return
             }
             break
         }
-        w.bytes.reserveCapacity(v.count * 8 + 1)
+        w.bytes.reserveCapacity(w.bytes.count + v.count * 8 + 1)
         w.byte(0)
         v.withUnsafeBytes { w.bytes.append(contentsOf: $0) }
+    }
+
+    /// Writes the zigzag varints of the deltas of `round(v·10^d)` at `out` (room for 10
+    /// bytes a value). Returns the bytes written, or the first value that would not come
+    /// back bit-exact (then the output is unusable).
+    static func scaledDeltas(_ v: UnsafeBufferPointer<Double>, digits d: Int, into out: UnsafeMutablePointer<UInt8>) -> (count: Int, failed: Double?) {
+        let n = v.count
+        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: max(n, 1)) { ints -> (count: Int, failed: Double?) in
+            if let bad = scaledIntegers(v, digits: d, into: ints.baseAddress!) { return (0, v[bad]) }
+            var prev: Int64 = 0
+            var o = 0
+            for k in 0..<n {
+                o += writeZigzag(ints[k] &- prev, out + o)
+                prev = ints[k]
+            }
+            return (o, nil)
+        }
+    }
+
+    /// `round(v·10^d)` of every value into `ints`, two at a time (the divisions that check
+    /// the way back overlap); returns the index of the first value that would not come back
+    /// bit-exact as `Double(int) / 10^d` (or is -0.0, or too large), if any.
+    @inline(__always)
+    static func scaledIntegers(_ v: UnsafeBufferPointer<Double>, digits d: Int, into ints: UnsafeMutablePointer<Int64>) -> Int? {
+        let scale = pow10[d]
+        let negativeZero = (-0.0).bitPattern
+        let n = v.count
+        // The nearest integer (halves away from zero: no libm call); the check keeps only
+        // values that come back bit-exact, whatever the rounding.
+        @inline(__always) func nearest(_ m: Double) -> Int64 { Int64(m + (m < 0 ? -0.5 : 0.5)) }
+        var k = 0
+        while k + 2 <= n {
+            let x0 = v[k], x1 = v[k + 1]
+            let m0 = x0 * scale, m1 = x1 * scale
+            guard abs(m0) < 9.0e15 else { return k }
+            guard abs(m1) < 9.0e15 else { return k + 1 }
+            let i0 = nearest(m0), i1 = nearest(m1)
+            let back = SIMD2<Double>(Double(i0), Double(i1)) / SIMD2<Double>(repeating: scale)
+            guard back[0].bitPattern == x0.bitPattern, x0.bitPattern != negativeZero else { return k }
+            guard back[1].bitPattern == x1.bitPattern, x1.bitPattern != negativeZero else { return k + 1 }
+            ints[k] = i0
+            ints[k + 1] = i1
+            k += 2
+        }
+        if k < n {
+            let x = v[k], m = x * scale
+            guard abs(m) < 9.0e15 else { return k }
+            let i = nearest(m)
+            guard (Double(i) / scale).bitPattern == x.bitPattern, x.bitPattern != negativeZero else { return k }
+            ints[k] = i
+        }
+        return nil
+    }
+
+    /// One zigzag varint at `p`; returns its length (≤ 10). Writes up to 4 bytes even for a
+    /// shorter varint: the caller leaves room for 10.
+    @inline(__always)
+    static func writeZigzag(_ v: Int64, _ p: UnsafeMutablePointer<UInt8>) -> Int {
+        var u = UInt64(bitPattern: (v << 1) ^ (v >> 63))
+        if u < 1 << 21 {
+            // Up to 3 bytes without a data-dependent branch (random deltas mispredict).
+            let more1: UInt64 = u >= 0x80 ? 1 : 0, more2: UInt64 = u >= 0x4000 ? 1 : 0
+            let w = (u & 0x7F) | ((u >> 7) & 0x7F) << 8 | ((u >> 14) & 0x7F) << 16 | more1 << 7 | more2 << 15
+            UnsafeMutableRawPointer(p).storeBytes(of: UInt32(truncatingIfNeeded: w).littleEndian, as: UInt32.self)
+            return 1 + Int(more1 + more2)
+        }
+        var k = 0
+        while u >= 0x80 {
+            p[k] = UInt8(truncatingIfNeeded: u) | 0x80
+            u >>= 7
+            k += 1
+        }
+        p[k] = UInt8(truncatingIfNeeded: u)
+        return k + 1
     }
 
     static let pow10: [Double] = (0...15).map { Foundation.pow(10.0, Double($0)) }
@@ -114,13 +182,18 @@ enum ColumnCodec {
             w.u64(UInt64(bitPattern: first))
             return
         }
-        w.bytes.reserveCapacity(v.count * 2 + 1)
-        w.byte(0)
-        var prev: Int64 = 0
-        for x in v {
-            w.zigzag(x &- prev)
-            prev = x
+        let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 1) { buf, done in
+            let p = buf.baseAddress!
+            p[0] = 0
+            var o = 1
+            var prev: Int64 = 0
+            for x in v {
+                o += writeZigzag(x &- prev, p + o)
+                prev = x
+            }
+            done = o
         }
+        w.append(out)
     }
 
     static func encodeStrings(_ v: [String], into w: inout ByteWriter) {
@@ -291,6 +364,11 @@ struct ByteWriter {
 
     @inline(__always) mutating func byte(_ b: UInt8) { bytes.append(b) }
 
+    /// Appends `b` (takes it over when nothing was written yet).
+    mutating func append(_ b: [UInt8]) {
+        if bytes.isEmpty { bytes = b } else { bytes.append(contentsOf: b) }
+    }
+
     @inline(__always) mutating func u64(_ v: UInt64) {
         withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
     }
@@ -363,7 +441,19 @@ struct ByteReader {
         while k < n {
             var u: UInt64
             if o + 10 <= count {
-                // Fast path: no bounds checks inside one varint.
+                // Fast path: no bounds checks inside one varint; up to 3 bytes without a
+                // data-dependent branch.
+                let w = UInt32(littleEndian: UnsafeRawPointer(p + o).loadUnaligned(as: UInt32.self))
+                let stops = ~w & 0x80_8080
+                if stops != 0 {
+                    let len = (stops.trailingZeroBitCount + 1) >> 3
+                    let all = (w & 0x7F) | (w >> 1) & (0x7F << 7) | (w >> 2) & (0x7F << 14)
+                    u = UInt64(all & ((1 << (7 * len)) - 1))
+                    o += len
+                    body(k, Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1))))
+                    k += 1
+                    continue
+                }
                 var b = p[o]; o += 1
                 u = UInt64(b & 0x7F)
                 if b >= 0x80 {

@@ -281,6 +281,13 @@ enum JSONWriter {
     }
 
     static func string(_ t: String, into s: inout String) {
+        // Most strings need no escape: append them whole.
+        if !t.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            s += "\""
+            s += t
+            s += "\""
+            return
+        }
         s += "\""
         for u in t.unicodeScalars {
             switch u {

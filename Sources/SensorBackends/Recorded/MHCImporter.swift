@@ -125,7 +125,8 @@ public enum MHCFormat {
         session.stats.participants.insert(participant)
     }
 
-    /// Reads one batched-stream file; returns the last watch seen.
+    /// Reads one file of an unbatched stream (ambient light, heart rate, pedometer); returns
+    /// the last watch seen. Batched streams go through `MHCBatchedPipeline`.
     static func importStream(_ path: String, sensor: Sensor, participant: String, session: ImportSession,
                              progress: ImportProgress?) throws -> SRDevice? {
         let csv = CSVReader(path: path, source: try openByteSource(path))
@@ -139,12 +140,6 @@ public enum MHCFormat {
         var lastWatch: SRDevice? = nil
         var buf: StreamBuffer! = nil
         var rowsPending = 0
-        let batched = sensor == .accelerometer || sensor == .ambientPressure
-        // Batch state: the run of rows sharing an identifier, waiting for its write time.
-        var runStart = 0
-        var runID: Int64 = 0
-        var runMax = -Double.infinity
-        var inRun = false
 
         // Column slots in the stream buffer.
         var slot: [Int] = []
@@ -165,29 +160,8 @@ public enum MHCFormat {
                 return b.column(schemaName) ?? -1
             }
         }
-        // The open run is parsed into local arrays and moved into the buffer when it ends.
-        var runTimes: [Double] = [], runIDs: [Int64] = []
-        var runValues: [[Double]] = [[], [], []]
-        runTimes.reserveCapacity(8_192); runIDs.reserveCapacity(8_192)
-        for k in 0..<3 { runValues[k].reserveCapacity(8_192) }
-        func closeRun() {
-            guard inRun, let b = buf else { return }
-            b.noteWrite(runMax)
-            let n = runTimes.count
-            b.writeTimes.append(contentsOf: repeatElement(runMax, count: n))
-            b.times.append(contentsOf: runTimes)
-            b.columns[slot[1]].appendInts(runIDs)
-            for k in 0..<(nFields - 3) { b.columns[slot[k + 2]].appendDoubles(runValues[k]) }
-            if let u = uptime { b.columns[u].appendMissing(count: n) }
-            runTimes.removeAll(keepingCapacity: true)
-            runIDs.removeAll(keepingCapacity: true)
-            for k in 0..<3 { runValues[k].removeAll(keepingCapacity: true) }
-            inRun = false
-            _ = runStart
-        }
         func finishPending() throws {
             guard let b = buf else { return }
-            if batched { closeRun() }
             try session.rowsAdded(rowsPending, to: b)
             progress?.rows += rowsPending
             rowsPending = 0
@@ -208,38 +182,7 @@ public enum MHCFormat {
             return t
         }
 
-        // One row of a batched stream (values 2… in `fast`).
-        let fast = UnsafeMutablePointer<Double>.allocate(capacity: 16)
-        defer { fast.deallocate() }
-        func batchedRow(_ t: Double, _ id: Int64, _ b: StreamBuffer) throws {
-            if !inRun || id != runID {
-                closeRun()
-                if b.count >= b.capacity { try finishPending() }
-                inRun = true
-                runID = id
-                runStart = b.count
-                runMax = t
-            } else if t > runMax {
-                runMax = t
-            }
-            runTimes.append(t)
-            runIDs.append(id)
-            for i in 2..<(nFields - 1) { runValues[i - 2].append(fast[i]) }
-        }
-        var fastID: Int64 = 0
-        while true {
-            // The common row of a batched stream, parsed in one pass (same device as before).
-            if batched && haveDevice && csv.fastNumericRecord(nFields - 1, fast, intField: 1, &fastID) {
-                let t = fast[0]
-                if !(t >= Plausible.earliest && t <= Plausible.latest) {
-                    throw ImportError(file: path, line: csv.line, field: columns[0], Plausible.problem(t) ?? "implausible date")
-                }
-                try batchedRow(t, fastID, buf)
-                rowsPending += 1
-                if rowsPending & 0xFFFF == 0 { progress?.fileProgress(csv.fileBytesRead) }
-                continue
-            }
-            guard try csv.nextRecord() else { break }
+        while try csv.nextRecord() {
             guard csv.fieldCount == nFields else {
                 throw ImportError(file: path, line: csv.line, "expected \(nFields) fields (\(columns.joined(separator: ","))), found \(csv.fieldCount)")
             }
@@ -270,14 +213,6 @@ public enum MHCFormat {
             }
             let b = buf!
             switch sensor {
-            case .accelerometer, .ambientPressure:
-                let t = try date(0)
-                guard let id = NumberParser.int(csv.bytes(1)) else { throw fail(1, "a batch identifier (a whole number)") }
-                for i in 2..<(nFields - 1) {
-                    guard let v = NumberParser.double(csv.bytes(i)) else { throw fail(i, "a number") }
-                    fast[i] = v
-                }
-                try batchedRow(t, id, b)
             case .ambientLightSensor:
                 let t = try date(0)
                 b.noteWrite(t)
@@ -335,7 +270,7 @@ public enum MHCFormat {
                 break
             }
             rowsPending += 1
-            if !batched && b.count >= b.capacity { try finishPending() }
+            if b.count >= b.capacity { try finishPending() }
             if rowsPending & 0xFFFF == 0 { progress?.fileProgress(csv.fileBytesRead) }
         }
         try finishPending()

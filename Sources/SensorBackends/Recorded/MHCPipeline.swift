@@ -2,34 +2,24 @@ import Foundation
 import SensorKitModel
 
 /// Batched MyHeartCounts streams (accelerometer, ambient pressure) on two threads: a reader
-/// thread parses the CSV into blocks of whole write batches; the importing thread (which
-/// owns the database connection) sorts, de-duplicates, encodes and stores them. A bounded
-/// queue of blocks keeps memory independent of the file size.
+/// thread parses the CSV straight into column storage and cuts it into pieces of whole
+/// write batches (about one chunk each); the importing thread (which owns the database
+/// connection) de-duplicates, encodes and stores them. A bounded queue of pieces keeps
+/// memory independent of the file size (bounded by the chunk size, or by the longest
+/// write batch when one is longer than a chunk).
 enum MHCBatchedPipeline {
-    /// Rows of whole write batches, all from one device.
-    struct Block {
+    /// Rows of whole write batches, all from one device, in the sensor's schema columns.
+    struct Piece: Sendable {
         var device: SRDevice
-        var writeTimes: [Double] = []
-        var times: [Double] = []
-        var ids: [Int64] = []
-        var values: [[Double]]
-        var bytesRead: Int64 = 0
-        var count: Int { times.count }
-
-        init(device: SRDevice, columns: Int, capacity: Int) {
-            self.device = device
-            values = Array(repeating: [], count: columns)
-            writeTimes.reserveCapacity(capacity)
-            times.reserveCapacity(capacity)
-            ids.reserveCapacity(capacity)
-            for k in 0..<columns { values[k].reserveCapacity(capacity) }
-        }
+        var batch: SampleBatch
+        /// Bytes of the file consumed when the piece was cut (for the progress bar).
+        var bytesRead: Int64
     }
 
     /// A small blocking queue between the two threads.
     final class Queue: @unchecked Sendable {
         private let cond = NSCondition()
-        private var items: [Block] = []
+        private var items: [Piece] = []
         private var finished = false
         private var failure: Error?
         private var cancelled = false
@@ -38,7 +28,7 @@ enum MHCBatchedPipeline {
         init(capacity: Int) { self.capacity = capacity }
 
         /// False when the consumer gave up (stop producing).
-        func put(_ b: Block) -> Bool {
+        func put(_ b: Piece) -> Bool {
             cond.lock()
             defer { cond.unlock() }
             while items.count >= capacity && !cancelled { cond.wait() }
@@ -63,8 +53,8 @@ enum MHCBatchedPipeline {
             cond.unlock()
         }
 
-        /// The next block; nil at the end. Rethrows the producer's error.
-        func take() throws -> Block? {
+        /// The next piece; nil at the end. Rethrows the producer's error.
+        func take() throws -> Piece? {
             cond.lock()
             defer { cond.unlock() }
             while items.isEmpty && !finished { cond.wait() }
@@ -87,7 +77,8 @@ enum MHCBatchedPipeline {
 
     final class Box<T>: @unchecked Sendable { var value: T; init(_ v: T) { value = v } }
 
-    static let blockRows = 16_384
+    /// Rows per piece (a piece is cut at the first write-batch boundary past this).
+    static let pieceRows = RecordedStore.chunkRows
 
     /// Imports one file; returns the last watch seen (accelerometer may come from a watch).
     static func run(_ path: String, sensor: Sensor, participant: String, session: ImportSession,
@@ -95,11 +86,12 @@ enum MHCBatchedPipeline {
         let columns = MHCFormat.headers.first { $0.sensor == sensor }!.columns
         let csv = CSVReader(path: path, source: try openByteSource(path))
         _ = try csv.nextRecord()
-        let queue = Queue(capacity: 4)
+        let queue = Queue(capacity: 3)
         let reader = Box(csv)
         let thread = Thread {
             do {
-                try produce(reader.value, path: path, columns: columns, queue: queue)
+                var parser = Parser(csv: reader.value, path: path, sensor: sensor, columns: columns, queue: queue)
+                try parser.run()
                 queue.finish(nil)
             } catch {
                 queue.finish(error)
@@ -108,30 +100,12 @@ enum MHCBatchedPipeline {
         thread.stackSize = 1 << 20
         thread.start()
         var lastWatch: SRDevice? = nil
-        var current: SRDevice? = nil
-        var buf: StreamBuffer? = nil
-        var slots: [Int] = []
-        var uptime: Int? = nil
         do {
-            while let block = try queue.take() {
-                if block.device != current {
-                    current = block.device
-                    if block.device.kind == .watch { lastWatch = block.device }
-                    let b = try session.buffer(participant: participant, device: block.device, sensor: sensor)
-                    buf = b
-                    slots = columns.map { b.column($0) ?? -1 }
-                    uptime = b.column("timestamp")
-                }
-                let b = buf!
-                if let first = block.writeTimes.first { b.noteWrite(first) }
-                b.writeTimes.append(contentsOf: block.writeTimes)
-                b.times.append(contentsOf: block.times)
-                b.columns[slots[1]].appendInts(block.ids)
-                for k in 0..<block.values.count { b.columns[slots[k + 2]].appendDoubles(block.values[k]) }
-                if let u = uptime { b.columns[u].appendMissing(count: block.count) }
-                progress?.rows += block.count
-                progress?.fileProgress(block.bytesRead)
-                try session.rowsAdded(block.count, to: b)
+            while let piece = try queue.take() {
+                if piece.device.kind == .watch { lastWatch = piece.device }
+                progress?.rows += piece.batch.count
+                progress?.fileProgress(piece.bytesRead)
+                try session.appendWholeBatches(participant: participant, device: piece.device, piece.batch)
             }
         } catch {
             queue.cancel()
@@ -141,109 +115,228 @@ enum MHCBatchedPipeline {
         return lastWatch
     }
 
-    /// The reader thread: the CSV rows into blocks of whole write batches.
-    static func produce(_ csv: CSVReader, path: String, columns: [String], queue: Queue) throws {
-        let nFields = columns.count
-        let nValues = nFields - 3
-        let deviceField = nFields - 1
-        var deviceBytes: [UInt8] = []
+    /// The reader thread: CSV rows into pieces of whole write batches.
+    ///
+    /// Rows go straight into `RowBlock` columns; a write batch (a run of rows sharing an
+    /// `identifier`) gets its write time, the latest sample time of the run, when it ends.
+    struct Parser {
+        let csv: CSVReader
+        let path: String
+        let sensor: Sensor
+        let columns: [String]
+        let queue: Queue
+        /// CSV fields: time, identifier, values…, device.
+        let nValues: Int
+        var block: RowBlock
         var device: SRDevice? = nil
-        var haveDevice = false
-        var block: Block? = nil
-        // The open write batch.
-        var runTimes: [Double] = [], runIDs: [Int64] = []
-        var runValues: [[Double]] = Array(repeating: [], count: nValues)
+        var deviceBytes: [UInt8] = []
+        // The open write batch: rows runStart..<block.count.
+        var inRun = false
+        var runStart = 0
         var runID: Int64 = 0
         var runMax = -Double.infinity
-        var inRun = false
-        let fast = UnsafeMutablePointer<Double>.allocate(capacity: 16)
-        defer { fast.deallocate() }
-        var fastID: Int64 = 0
 
-        func closeRun() {
-            guard inRun else { return }
-            let n = runTimes.count
-            block!.writeTimes.append(contentsOf: repeatElement(runMax, count: n))
-            block!.times.append(contentsOf: runTimes)
-            block!.ids.append(contentsOf: runIDs)
-            for k in 0..<nValues { block!.values[k].append(contentsOf: runValues[k]) }
-            runTimes.removeAll(keepingCapacity: true)
-            runIDs.removeAll(keepingCapacity: true)
-            for k in 0..<nValues { runValues[k].removeAll(keepingCapacity: true) }
-            inRun = false
+        init(csv: CSVReader, path: String, sensor: Sensor, columns: [String], queue: Queue) {
+            self.csv = csv
+            self.path = path
+            self.sensor = sensor
+            self.columns = columns
+            self.queue = queue
+            nValues = columns.count - 3
+            block = RowBlock(values: nValues, capacity: pieceRows + 8_192)
         }
-        func emit() throws {
-            guard var b = block, b.count > 0 else { return }
-            b.bytesRead = csv.fileBytesRead
-            if !queue.put(b) { throw CancellationError() }
-            block = Block(device: b.device, columns: nValues, capacity: blockRows + 4_096)
-        }
-        func row(_ t: Double, _ id: Int64) throws {
-            if !inRun || id != runID {
-                closeRun()
-                if block!.count >= blockRows { try emit() }
-                inRun = true
-                runID = id
-                runMax = t
-            } else if t > runMax {
-                runMax = t
+
+        mutating func run() throws {
+            let fields = columns.count
+            let numeric = fields - 1
+            // Column pointers for the fast path: field f goes to out[f] (the identifier to ints).
+            var out = [UnsafeMutablePointer<Double>](repeating: block.times, count: numeric)
+            while true {
+                if device != nil {
+                    block.reserve(1_024)
+                    out[0] = block.times + block.count
+                    for k in 0..<nValues { out[k + 2] = block.value(k) + block.count }
+                    // Stop near the piece size so that a piece is cut without growing the block.
+                    let room = min(block.capacity - block.count, max(pieceRows - block.count, 1_024))
+                    let n = out.withUnsafeBufferPointer { o in
+                        csv.fastNumericRows(numeric, intField: 1, out: o.baseAddress!, ints: block.ids + block.count, maxRows: room)
+                    }
+                    if n > 0 {
+                        let first = block.count
+                        block.count += n
+                        try batchRows(first, firstLine: csv.line - n + 1)
+                        continue
+                    }
+                }
+                guard try csv.nextRecord() else { break }
+                guard csv.fieldCount == fields else {
+                    throw ImportError(file: path, line: csv.line, "expected \(fields) fields (\(columns.joined(separator: ","))), found \(csv.fieldCount)")
+                }
+                try noteDevice(field: numeric)
+                block.reserve(1)
+                let r = block.count
+                guard let t = NumberParser.double(csv.bytes(0)) else {
+                    throw fail(0, csv.isEmpty(0) ? "a date in seconds since 1970 (the field is empty)" : "a date in seconds since 1970")
+                }
+                guard let id = NumberParser.int(csv.bytes(1)) else { throw fail(1, "a batch identifier (a whole number)") }
+                for k in 0..<nValues {
+                    guard let v = NumberParser.double(csv.bytes(k + 2)) else { throw fail(k + 2, "a number") }
+                    block.value(k)[r] = v
+                }
+                block.times[r] = t
+                block.ids[r] = id
+                block.count += 1
+                try batchRows(r, firstLine: csv.line)
             }
-            runTimes.append(t)
-            runIDs.append(id)
-            for k in 0..<nValues { runValues[k].append(fast[k + 2]) }
+            closeRun()
+            try emit(upTo: block.count)
         }
+
         func fail(_ i: Int, _ expected: String) -> ImportError {
             ImportError(file: path, line: csv.line, field: columns[i], "expected \(expected), found '\(csv.string(i))'")
         }
 
-        while true {
-            if haveDevice && csv.fastNumericRecord(nFields - 1, fast, intField: 1, &fastID) {
-                let t = fast[0]
-                if !(t >= Plausible.earliest && t <= Plausible.latest) {
-                    throw ImportError(file: path, line: csv.line, field: columns[0], Plausible.problem(t) ?? "implausible date")
-                }
-                try row(t, fastID)
-                continue
-            }
-            guard try csv.nextRecord() else { break }
-            guard csv.fieldCount == nFields else {
-                throw ImportError(file: path, line: csv.line, "expected \(nFields) fields (\(columns.joined(separator: ","))), found \(csv.fieldCount)")
-            }
-            let db = csv.bytes(deviceField)
-            let same = haveDevice && db.count == deviceBytes.count
+        /// Resolves the device field when its text changes; a new device ends the piece.
+        mutating func noteDevice(field: Int) throws {
+            let db = csv.bytes(field)
+            let same = device != nil && db.count == deviceBytes.count
                 && deviceBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, db.baseAddress!, db.count) == 0 }
-            if !same {
-                let d = MHCFormat.device(fromDescription: csv.string(deviceField))
-                if d != device {
-                    closeRun()
-                    try emit()
-                    device = d
-                    haveDevice = true
-                    block = Block(device: d, columns: nValues, capacity: blockRows + 4_096)
-                }
-                deviceBytes = Array(db)
-                if csv.fieldQuoted[deviceField] {
-                    csv.expectedTail = deviceBytes.contains(UInt8(ascii: "\"")) ? []
-                        : [UInt8(ascii: "\"")] + deviceBytes + [UInt8(ascii: "\"")]
-                } else {
-                    csv.expectedTail = deviceBytes
-                }
-                csv.tailAfter = deviceField
+            if same { return }
+            let d = MHCFormat.device(fromDescription: csv.string(field))
+            if d != device {
+                closeRun()
+                try emit(upTo: block.count)
+                device = d
             }
-            guard let t = NumberParser.double(csv.bytes(0)) else {
-                throw fail(0, csv.isEmpty(0) ? "a date in seconds since 1970 (the field is empty)" : "a date in seconds since 1970")
+            deviceBytes = Array(db)
+            // The raw field text (with its quotes) lets the reader skip it on later rows.
+            if csv.fieldQuoted[field] {
+                csv.expectedTail = deviceBytes.contains(UInt8(ascii: "\"")) ? []
+                    : [UInt8(ascii: "\"")] + deviceBytes + [UInt8(ascii: "\"")]
+            } else {
+                csv.expectedTail = deviceBytes
             }
-            if !(t >= Plausible.earliest && t <= Plausible.latest) {
-                throw ImportError(file: path, line: csv.line, field: columns[0], Plausible.problem(t) ?? "implausible date")
-            }
-            guard let id = NumberParser.int(csv.bytes(1)) else { throw fail(1, "a batch identifier (a whole number)") }
-            for i in 2..<(nFields - 1) {
-                guard let v = NumberParser.double(csv.bytes(i)) else { throw fail(i, "a number") }
-                fast[i] = v
-            }
-            try row(t, id)
+            csv.tailAfter = field
         }
-        closeRun()
-        try emit()
+
+        /// Checks the dates of rows `first..<block.count` (line `firstLine` on) and follows
+        /// their write batches; cuts a piece when the block is full at a batch boundary.
+        mutating func batchRows(_ first: Int, firstLine: Int) throws {
+            let times = block.times, ids = block.ids
+            for r in first..<block.count {
+                let t = times[r]
+                if !(t >= Plausible.earliest && t <= Plausible.latest) {
+                    throw ImportError(file: path, line: firstLine + (r - first), field: columns[0], Plausible.problem(t) ?? "implausible date")
+                }
+                let id = ids[r]
+                if !inRun || id != runID {
+                    closeRun(at: r)
+                    inRun = true
+                    runID = id
+                    runStart = r
+                    runMax = t
+                } else if t > runMax {
+                    runMax = t
+                }
+            }
+            if runStart >= pieceRows { try emit(upTo: runStart) }
+        }
+
+        /// Gives the rows of the open write batch before `end` their write time.
+        mutating func closeRun(at end: Int? = nil) {
+            guard inRun else { return }
+            let e = end ?? block.count
+            (block.writeTimes + runStart).update(repeating: runMax, count: e - runStart)
+            if end == nil { inRun = false; runStart = e }
+        }
+
+        /// Sends rows `0..<end` (whole write batches) as a piece; later rows move to the front.
+        mutating func emit(upTo end: Int) throws {
+            guard end > 0, let device else { return }
+            let batch = block.batch(sensor: sensor, rows: end, columns: columns)
+            block.dropFront(end)
+            runStart -= end
+            if !queue.put(Piece(device: device, batch: batch, bytesRead: csv.fileBytesRead)) { throw CancellationError() }
+        }
+    }
+}
+
+/// Column storage the parser writes into: write times, times, batch identifiers and
+/// `values` double columns, `count` rows, growing only when a write batch outgrows it.
+final class RowBlock {
+    private(set) var capacity: Int
+    let values: Int
+    var count = 0
+    private(set) var writeTimes: UnsafeMutablePointer<Double>
+    private(set) var times: UnsafeMutablePointer<Double>
+    private(set) var ids: UnsafeMutablePointer<Int64>
+    /// Column k at `valueBase + k * capacity`.
+    private var valueBase: UnsafeMutablePointer<Double>
+
+    init(values: Int, capacity: Int) {
+        self.values = values
+        self.capacity = capacity
+        writeTimes = .allocate(capacity: capacity)
+        times = .allocate(capacity: capacity)
+        ids = .allocate(capacity: capacity)
+        valueBase = .allocate(capacity: capacity * max(values, 1))
+    }
+
+    deinit {
+        writeTimes.deallocate()
+        times.deallocate()
+        ids.deallocate()
+        valueBase.deallocate()
+    }
+
+    @inline(__always) func value(_ k: Int) -> UnsafeMutablePointer<Double> { valueBase + k * capacity }
+
+    /// Room for at least `n` more rows.
+    func reserve(_ n: Int) {
+        guard count + n > capacity else { return }
+        let c = max(capacity * 2, count + n)
+        func grown<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+            let q = UnsafeMutablePointer<T>.allocate(capacity: c)
+            q.moveInitialize(from: p, count: count)
+            p.deallocate()
+            return q
+        }
+        writeTimes = grown(writeTimes)
+        times = grown(times)
+        ids = grown(ids)
+        let v = UnsafeMutablePointer<Double>.allocate(capacity: c * max(values, 1))
+        for k in 0..<values { (v + k * c).moveInitialize(from: valueBase + k * capacity, count: count) }
+        valueBase.deallocate()
+        valueBase = v
+        capacity = c
+    }
+
+    /// Removes rows `0..<n`, moving the rest to the front.
+    func dropFront(_ n: Int) {
+        let rest = count - n
+        if rest > 0 {
+            writeTimes.update(from: writeTimes + n, count: rest)
+            times.update(from: times + n, count: rest)
+            ids.update(from: ids + n, count: rest)
+            for k in 0..<values { value(k).update(from: value(k) + n, count: rest) }
+        }
+        count = rest
+    }
+
+    /// Rows `0..<rows` as a batch of `sensor`'s schema: the CSV's `columns` (time,
+    /// identifier, values…, device) fill `identifier` and the value columns of the same
+    /// name; every other schema column (CoreMotion's uptime `timestamp`) is missing.
+    func batch(sensor: Sensor, rows: Int, columns: [String]) -> SampleBatch {
+        func doubles(_ p: UnsafeMutablePointer<Double>) -> [Double] { Array(UnsafeBufferPointer(start: p, count: rows)) }
+        let schema = sensor.info.columnFields.map { f -> Column in
+            if f.name == "identifier" { return Column(name: f.name, data: .int(Array(UnsafeBufferPointer(start: ids, count: rows)))) }
+            if f.name != columns[0], let i = columns.firstIndex(of: f.name), i >= 2, i - 2 < values {
+                return Column(name: f.name, data: .double(doubles(value(i - 2))))
+            }
+            let missing = ColumnBuilder(name: f.name, kind: f.type.columnKind)
+            missing.appendMissing(count: rows)
+            return missing.take()
+        }
+        return SampleBatch(sensor: sensor, writeTimes: doubles(writeTimes), times: doubles(times), columns: schema)
     }
 }

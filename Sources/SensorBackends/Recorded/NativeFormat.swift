@@ -466,9 +466,13 @@ struct FileOutput {
     mutating func appendCSV(_ s: String, alwaysQuoteEmpty: Bool) {
         if s.isEmpty { if alwaysQuoteEmpty { append("\"\"") }; return }
         if s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
-            append("\"")
-            append(s.replacingOccurrences(of: "\"", with: "\"\""))
-            append("\"")
+            // Quoted, inner quotes doubled (bytes: no Foundation string search per field).
+            buffer.append(UInt8(ascii: "\""))
+            for b in s.utf8 {
+                buffer.append(b)
+                if b == UInt8(ascii: "\"") { buffer.append(b) }
+            }
+            buffer.append(UInt8(ascii: "\""))
         } else {
             append(s)
         }

@@ -276,6 +276,20 @@ public final class ImportSession {
         if buf.count >= buf.capacity { try flush(buf) }
     }
 
+    /// Appends rows made of whole write batches (rows sharing a write time never continue
+    /// in a later call). A batch of about a chunk's size is stored as its own chunk when
+    /// nothing of the stream is buffered, without a copy; otherwise as `append`.
+    func appendWholeBatches(participant: String, device: SRDevice, _ batch: SampleBatch) throws {
+        guard batch.count > 0 else { return }
+        let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
+        if buf.count == 0 && batch.count >= buf.capacity / 2 && batch.count <= buf.capacity * 2 {
+            stats.rowsRead += batch.count
+            try storeChunk(batch, stream: buf.streamID, knownUnsorted: false)
+        } else {
+            try append(participant: participant, device: device, batch)
+        }
+    }
+
     /// The open buffer of a stream (importers fill its columns directly).
     func buffer(participant: String, device: SRDevice, sensor: Sensor) throws -> StreamBuffer {
         let key = StreamKey(participant: participant, device: device, sensor: sensor)
@@ -320,13 +334,21 @@ public final class ImportSession {
                 batch = batch.slice(0..<cut)
             }
         }
-        if !wasSorted || !isSortedByWrite(batch) { batch = sortByWriteThenTime(batch) }
+        try storeChunk(batch, stream: buf.streamID, knownUnsorted: !wasSorted)
+    }
+
+    /// Stores `batch` as one chunk of `stream`: sorted by write time (then sample time),
+    /// without its exact duplicates, without rows the store already holds.
+    /// `knownUnsorted`: the caller saw rows out of write-time order (skips the check).
+    private func storeChunk(_ batch: SampleBatch, stream: Int64, knownUnsorted: Bool) throws {
+        var batch = batch
+        if knownUnsorted || !isSortedByWrite(batch) { batch = sortByWriteThenTime(batch) }
         let (unique, dropped) = RowDedup.dropDuplicates(batch)
         stats.duplicatesInInput += dropped
         batch = unique
-        batch = try dropStored(batch, stream: buf.streamID)
+        batch = try dropStored(batch, stream: stream)
         guard batch.count > 0 else { return }
-        try writeChunk(batch, stream: buf.streamID)
+        try writeChunk(batch, stream: stream)
         progress?.tick()
     }
 
@@ -389,7 +411,8 @@ public final class ImportSession {
             """)
         for (i, c) in batch.columns.enumerated() {
             let present = ColumnCodec.encodePresent(c.present).map { Data($0) }
-            try insertColumn.execute(arguments: [chunkID, i, c.name, kindName(c.data), present, Data(ColumnCodec.encode(c.data))])
+            let enc = Data(ColumnCodec.encode(c.data))
+            try insertColumn.execute(arguments: [chunkID, i, c.name, kindName(c.data), present, enc])
         }
         try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])
         stats.rowsStored += n
@@ -604,86 +627,5 @@ final class ColumnBuilder {
         let p = present
         present = nil
         return Column(name: name, data: data, present: p?.contains(false) == true ? p : nil)
-    }
-}
-
-/// Exact-duplicate detection over rows: same write time, same sample time, same values
-/// (bit for bit; a missing value equals a missing value).
-enum RowDedup {
-    /// Keeps the first of each group of identical rows. Input ordered by write time.
-    static func dropDuplicates(_ b: SampleBatch) -> (SampleBatch, Int) {
-        let n = b.count
-        var drop: [Int] = []
-        var start = 0
-        while start < n {
-            var end = start + 1
-            let w = b.writeTimes[start]
-            while end < n && b.writeTimes[end].bitPattern == w.bitPattern { end += 1 }
-            if end - start > 1 {
-                // Strictly increasing sample times in the run: no two rows can be equal.
-                var increasing = true
-                for k in (start + 1)..<end where !(b.times[k] > b.times[k - 1]) { increasing = false; break }
-                if !increasing {
-                    var seen: [UInt64: [Int]] = [:]
-                    for k in start..<end {
-                        let key = b.times[k].bitPattern
-                        if let list = seen[key], list.contains(where: { rowsEqual(b, $0, b, k) }) {
-                            drop.append(k)
-                        } else {
-                            seen[key, default: []].append(k)
-                        }
-                    }
-                }
-            }
-            start = end
-        }
-        guard !drop.isEmpty else { return (b, 0) }
-        return (remove(drop, from: b), drop.count)
-    }
-
-    /// Removes the rows of `b` that equal a row of one of `stored`.
-    static func dropRows(of b: SampleBatch, presentIn stored: [SampleBatch]) -> (SampleBatch, Int) {
-        struct Key: Hashable { var w: UInt64; var t: UInt64 }
-        var index: [Key: [(Int, Int)]] = [:]
-        for (si, s) in stored.enumerated() {
-            for r in 0..<s.count { index[Key(w: s.writeTimes[r].bitPattern, t: s.times[r].bitPattern), default: []].append((si, r)) }
-        }
-        var drop: [Int] = []
-        for k in 0..<b.count {
-            guard let list = index[Key(w: b.writeTimes[k].bitPattern, t: b.times[k].bitPattern)] else { continue }
-            if list.contains(where: { rowsEqual(b, k, stored[$0.0], $0.1) }) { drop.append(k) }
-        }
-        guard !drop.isEmpty else { return (b, 0) }
-        return (remove(drop, from: b), drop.count)
-    }
-
-    static func remove(_ drop: [Int], from b: SampleBatch) -> SampleBatch {
-        var keep: [Int] = []
-        keep.reserveCapacity(b.count - drop.count)
-        var j = 0
-        let sortedDrop = drop.sorted()
-        for i in 0..<b.count {
-            if j < sortedDrop.count && sortedDrop[j] == i { j += 1; continue }
-            keep.append(i)
-        }
-        return b.gather(keep)
-    }
-
-    static func rowsEqual(_ a: SampleBatch, _ i: Int, _ b: SampleBatch, _ j: Int) -> Bool {
-        guard a.writeTimes[i].bitPattern == b.writeTimes[j].bitPattern, a.times[i].bitPattern == b.times[j].bitPattern else { return false }
-        for (ca, cb) in zip(a.columns, b.columns) {
-            let pa = ca.present?[i] ?? true, pb = cb.present?[j] ?? true
-            if pa != pb { return false }
-            if !pa { continue }
-            switch (ca.data, cb.data) {
-            case let (.double(x), .double(y)): if x[i].bitPattern != y[j].bitPattern { return false }
-            case let (.int(x), .int(y)): if x[i] != y[j] { return false }
-            case let (.bool(x), .bool(y)): if x[i] != y[j] { return false }
-            case let (.string(x), .string(y)): if x[i] != y[j] { return false }
-            case let (.value(x), .value(y)): if x[i] != y[j] { return false }
-            default: return false
-            }
-        }
-        return true
     }
 }
