@@ -135,6 +135,9 @@ public final class StudyRunner {
         }
         let scenario = try options.scenarioPath.map { try Scenario.load($0) } ?? Scenario()
         var switches = WorldSwitches()
+        // Recorded data already holds the duplicates SensorKit delivered: add none of our
+        // own unless the scenario asks for them.
+        switches.duplicateRate = 0
         try switches.set(scenario.switches)
         let seed = options.seed ?? scenario.seed ?? 1
         guard let first = recorded.participants.first, let dataStart = recorded.start(in: first.timeZone) else {
