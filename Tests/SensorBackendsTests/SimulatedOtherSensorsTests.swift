@@ -124,6 +124,13 @@ final class OtherSensorsTests: XCTestCase {
         guard case .value(let usages) = ppg.column("usage")!.data,
               case .value(let accels) = ppg.column("accelerometerSamples")!.data else { return XCTFail("columns") }
         let offsets = simInts(ppg, "nanosecondsSinceStart")
+        /// The x acceleration of the watch in each row of a window.
+        func armX(_ rows: Range<Int>) -> [Double] {
+            rows.compactMap { r -> Double? in
+                if case .array(let e) = accels[r], case .object(let kv)? = e.first, case .double(let x)? = kv.first(where: { $0.0 == "x" })?.1 { return x }
+                return nil
+            }
+        }
         // Windows: consecutive rows with the same start date.
         var windows: [(start: Double, rows: Range<Int>, usage: String)] = []
         var i = 0
@@ -152,17 +159,11 @@ final class OtherSensorsTests: XCTestCase {
         XCTAssertFalse(workout.isEmpty, "no workout windows in a week")
         for w in workout {
             XCTAssertTrue(walks.contains { $0.start <= w.start && w.start + 60 <= $0.end + 1 }, "workout window outside a walk")
-            let xs = w.rows.compactMap { r -> Double? in
-                if case .array(let e) = accels[r], case .object(let kv)? = e.first, case .double(let x)? = kv.first(where: { $0.0 == "x" })?.1 { return x }
-                return nil
-            }
+            let xs = armX(w.rows)
             XCTAssertGreaterThan(simVariance(xs), 0.01, "no arm swing in a workout window")
         }
         for w in background.prefix(50) where !walks.contains(where: { $0.start <= w.start && w.start < $0.end }) {
-            let xs = w.rows.compactMap { r -> Double? in
-                if case .array(let e) = accels[r], case .object(let kv)? = e.first, case .double(let x)? = kv.first(where: { $0.0 == "x" })?.1 { return x }
-                return nil
-            }
+            let xs = armX(w.rows)
             XCTAssertLessThan(simVariance(xs), 0.01, "arm swing while still")
         }
     }
