@@ -1,4 +1,5 @@
 import Foundation
+import SensorBackends
 
 /// One cell of a report table.
 public enum ReportValue: Sendable, Equatable {
@@ -166,19 +167,9 @@ public final class ReportBook {
 
     /// A JSON string literal (quotes, backslashes and control characters escaped).
     public static func jsonString(_ s: String) -> String {
-        var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 { out += String(format: "\\u%04x", u.value) } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out + "\""
+        var out = ""
+        JSONWriter.string(s, into: &out)
+        return out
     }
 
     /// Writes `NAME.csv` and `NAME.json` for every table into `directory`, atomically per file.

@@ -246,7 +246,7 @@ final class JSONReader {
 
 /// Writes `FieldValue`s as JSON (keys in order; non-finite doubles as NaN / Infinity /
 /// -Infinity; a double always carries a '.' or an exponent so it reads back as a double).
-enum JSONWriter {
+public enum JSONWriter {
     static func write(_ v: FieldValue, into s: inout String) {
         switch v {
         case .null: s += "null"
@@ -280,7 +280,9 @@ enum JSONWriter {
         return t
     }
 
-    static func string(_ t: String, into s: inout String) {
+    /// Appends `t` as a JSON string literal (quotes, backslashes and control characters
+    /// escaped). Also used for report tables.
+    public static func string(_ t: String, into s: inout String) {
         // Most strings need no escape: append them whole.
         if !t.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             s += "\""
