@@ -3,13 +3,6 @@ import SensorKitModel
 
 private let messagingApps: Set<Int> = [AppID.messages, AppID.chat]
 
-extension WriteContext {
-    /// Report windows for a view (phone on at some time in the window).
-    func windows(_ view: RangeView, stream: String, size: Double) -> [ReportWindow] {
-        reportWindows(stream: stream, size: size, maxDelay: 65, phoneOn: complement(view.phoneOff, from: view.lo, to: view.hi))
-    }
-}
-
 /// Phone usage (§3.3.10): one report per 15-min window: calls started in it (incoming /
 /// outgoing), distinct contacts, time on the phone inside the window.
 func phoneUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
@@ -17,7 +10,7 @@ func phoneUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
     let size = p.settings.reportWindow(for: .phoneUsageReport)
-    let view = RangeView(p, from: rl - 65 - size - 3_600, to: rh + 1)
+    let view = RangeView(p, from: rl - reportMaxDelay - size - 3_600, to: rh + 1)
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
     for w in ctx.windows(view, stream: "phone-usage", size: size) {
         let started = view.calls.filter { $0.start >= w.start && $0.start < w.end && isOn($0.start) }
@@ -42,7 +35,7 @@ func messagesUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return out.batch() }
     let size = p.settings.reportWindow(for: .messagesUsageReport)
-    let view = RangeView(p, from: rl - 65 - size - 1, to: rh + 1)
+    let view = RangeView(p, from: rl - reportMaxDelay - size - 1, to: rh + 1)
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
     let k = p.key.with("messages")
     for w in ctx.windows(view, stream: "messages-usage", size: size) {

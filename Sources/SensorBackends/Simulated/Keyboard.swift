@@ -28,13 +28,11 @@ let sentimentEmojiShares: [Double] = [0.02, 0.05, 0.01, 0.04, 0.04, 0.03, 0.55, 
 /// participant's speed; distributions are samples around typical touch-typing timings.
 func keyboardBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.keyboardMetrics
-    let maxDelay = 65.0
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return Schema.empty(sensor) }
     let size = p.settings.reportWindow(for: sensor)
-    let view = RangeView(p, from: rl - maxDelay - size - 1, to: rh + 1)
-    let on = complement(view.phoneOff, from: view.lo, to: view.hi)
-    let windows = ctx.reportWindows(stream: "keyboard", size: size, maxDelay: maxDelay, phoneOn: on)
+    let view = RangeView(p, from: rl - reportMaxDelay - size - 1, to: rh + 1)
+    let windows = ctx.windows(view, stream: "keyboard", size: size)
     var doubles: [String: [Double]] = [:], ints: [String: [Int64]] = [:], values: [String: [FieldValue]] = [:]
     var strings: [String: [String]] = [:]
     var writes: [Double] = []

@@ -9,7 +9,17 @@ struct ReportWindow {
     var write: Double
 }
 
+/// Latest delay, in seconds, between a report window's end and its write.
+let reportMaxDelay = 65.0
+
 extension WriteContext {
+    /// Report windows for a view: those with the phone on at some time in the window,
+    /// written up to `reportMaxDelay` after they end.
+    func windows(_ view: RangeView, stream: String, size: Double) -> [ReportWindow] {
+        reportWindows(stream: stream, size: size, maxDelay: reportMaxDelay,
+                      phoneOn: complement(view.phoneOff, from: view.lo, to: view.hi))
+    }
+
     /// Report windows written in (after, through]: ready `delay(k)` seconds after the
     /// window ends, and only if the phone was on at some time in the window.
     func reportWindows(stream: String, size: Double, maxDelay: Double, phoneOn: [Interval]) -> [ReportWindow] {
@@ -43,13 +53,11 @@ let webCategories = [Cat.news, Cat.reference, Cat.shopping, Cat.entertainment, C
 /// category, and Safari time by web category.
 func deviceUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.deviceUsageReport
-    let maxDelay = 65.0
     let (rl, rh) = ctx.readyRange
     guard rh > rl else { return Schema.empty(sensor) }
     let size = p.settings.reportWindow(for: sensor)
-    let view = RangeView(p, from: rl - maxDelay - size - 1, to: rh + 1)
-    let on = complement(view.phoneOff, from: view.lo, to: view.hi)
-    let windows = ctx.reportWindows(stream: "device-usage", size: size, maxDelay: maxDelay, phoneOn: on)
+    let view = RangeView(p, from: rl - reportMaxDelay - size - 1, to: rh + 1)
+    let windows = ctx.windows(view, stream: "device-usage", size: size)
     var duration: [Double] = [], wakes: [Int64] = [], unlocks: [Int64] = [], unlockTime: [Double] = []
     var apps: [FieldValue] = [], notes: [FieldValue] = [], web: [FieldValue] = [], writes: [Double] = []
     let isOn: (Double) -> Bool = { containing(view.phoneOff, $0) == nil }
