@@ -726,7 +726,7 @@ final class Bindings {
                     guard let key = e.key.stringValue else { throw LuaScriptError("report.row: column names must be strings") }
                     row[key] = try Bindings.reportValue(e.value, column: key)
                 }
-                self.run.report.add(name, row: row)
+                do { try self.run.report.add(name, row: row) } catch let e as ReportError { throw LuaScriptError("report.row: \(e.message)") }
                 return 0
             }),
             ("table", { [unowned self] call in
@@ -735,20 +735,16 @@ final class Bindings {
                 let columns = options["columns"]?.tableValue?.arrayValue?.compactMap(\.stringValue)
                 var formats: [String: String] = [:]
                 for (k, v) in options["formats"]?.tableValue?.dictionaryValue ?? [:] {
-                    guard let f = v.stringValue, Bindings.isNumberFormat(f) else {
-                        throw LuaScriptError("report.table: format for '\(k)' must look like \"%.1f\" or \"%d\"")
+                    guard let f = v.stringValue, ReportBook.isNumberFormat(f) else {
+                        throw LuaScriptError("report.table: format for '\(k)' must be one number conversion like \"%.1f\" or \"%5d\" (width and precision up to 99)")
                     }
                     formats[k] = f
                 }
-                self.run.report.declare(name, columns: columns.map { ["participant"] + $0.filter { $0 != "participant" } }, formats: formats)
+                do { try self.run.report.declare(name, columns: columns.map { ["participant"] + $0.filter { $0 != "participant" } }, formats: formats) }
+                catch let e as ReportError { throw LuaScriptError("report.table: \(e.message)") }
                 return 0
             }),
         ]
-    }
-
-    /// One printf number conversion (`%.1f`, `%5.2e`, `%g`, `%d`), with optional text around it.
-    static func isNumberFormat(_ f: String) -> Bool {
-        f.range(of: "^[^%]*%[-+ 0#]*[0-9]*(\\.[0-9]+)?[fegdi][^%]*$", options: .regularExpression) != nil
     }
 
     static func reportValue(_ v: LuaValue, column: String) throws -> ReportValue {

@@ -14,8 +14,11 @@ public enum ReportValue: Sendable, Equatable {
 ///
 /// Output is deterministic by construction: tables print in order of first
 /// use, columns in their declared order (else `participant` first, then the
-/// rest sorted), numbers with explicit formats (default: at most 3 decimals,
-/// trailing zeros dropped), and NaN as `nan`.
+/// rest sorted). Numbers take the column's declared format; otherwise the
+/// aligned text shows at most 3 decimals (trailing zeros dropped) while the
+/// CSV and JSON files keep every digit (the shortest text that reads back as
+/// the same double). NaN and infinities are `nan`, `inf`, `-inf` in text and
+/// CSV and `null` in JSON (standard JSON has no such numbers).
 public final class ReportBook {
     public struct Table: Sendable {
         public var name: String
@@ -45,31 +48,54 @@ public final class ReportBook {
     public init() {}
 
     /// Declares a table's column order and per-column printf formats (e.g. `"%.1f"`).
-    public func declare(_ name: String, columns: [String]?, formats: [String: String]) {
-        let i = tableIndex(name)
+    /// Throws `ReportError` for a name that cannot be a file name or would share one with another table.
+    public func declare(_ name: String, columns: [String]?, formats: [String: String]) throws {
+        let i = try tableIndex(name)
         if let columns { tables[i].declaredColumns = columns }
         tables[i].formats.merge(formats) { _, new in new }
     }
 
-    public func add(_ name: String, row: [String: ReportValue]) {
-        let i = tableIndex(name)
+    /// Throws `ReportError` for a name that cannot be a file name or would share one with another table.
+    public func add(_ name: String, row: [String: ReportValue]) throws {
+        let i = try tableIndex(name)
         tables[i].rows.append(row)
         tables[i].seenColumns.formUnion(row.keys)
     }
 
     public func table(_ name: String) -> Table? { index[name].map { tables[$0] } }
 
-    private func tableIndex(_ name: String) -> Int {
+    private var fileNames: [String: String] = [:]   // lower-cased file name → table name
+
+    private func tableIndex(_ name: String) throws -> Int {
         if let i = index[name] { return i }
+        guard !name.isEmpty, name.utf8.count <= ReportBook.maxNameBytes else {
+            throw ReportError(message: "report table names must be 1 to \(ReportBook.maxNameBytes) bytes long, got \(name.utf8.count)")
+        }
+        let file = ReportBook.fileName(name)
+        if let other = fileNames[file.lowercased()] {
+            throw ReportError(message: "report tables '\(other)' and '\(name)' would both be written to \(file).csv; rename one")
+        }
+        fileNames[file.lowercased()] = name
         index[name] = tables.count
         tables.append(Table(name: name))
         return tables.count - 1
     }
 
+    /// Longest table name (bytes): a file name must stay under the usual 255-byte limit.
+    public static let maxNameBytes = 200
+
+    /// The file name (without extension) a table is written to: letters, digits, `_` and `-` kept, the rest `_`.
+    public static func fileName(_ table: String) -> String {
+        String(table.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" })
+    }
+
     // MARK: formatting
 
-    /// A cell as text, with the column's format when one is declared.
-    public static func format(_ value: ReportValue, format: String? = nil) -> String {
+    /// A cell as text, with the column's format when one is declared. With `exact`, a
+    /// double without a format keeps all its digits (shortest round-trip text);
+    /// otherwise it shows at most 3 decimals (for reading on a terminal;
+    /// magnitudes below 0.0005 show 3 significant digits instead of rounding to 0).
+    public static func format(_ value: ReportValue, format: String? = nil, exact: Bool = false) -> String {
         switch value {
         case .null: return ""
         case .bool(let b): return b ? "true" : "false"
@@ -80,13 +106,45 @@ public final class ReportBook {
         case .double(let d):
             if d.isNaN { return "nan" }
             if d.isInfinite { return d > 0 ? "inf" : "-inf" }
-            if let format { return integerConversion(format) ? String(format: longLong(format), Int64(d.rounded())) : String(format: format, d) }
+            if let format {
+                guard integerConversion(format) else { return String(format: format, d) }
+                // Outside Int64 the integer conversion prints the rounded double instead of trapping.
+                if let i = Int64(exactly: d.rounded()) { return String(format: longLong(format), i) }
+                return String(format: wholeDouble(format), d)
+            }
+            if exact { return shortest(d) }
             if abs(d) >= 1e15 { return String(format: "%.6g", d) }
+            if d != 0, abs(d) < 0.0005 { return String(format: "%.3g", d) }   // not rounded to 0
             var s = String(format: "%.3f", d)
             while s.hasSuffix("0") { s.removeLast() }
             if s.hasSuffix(".") { s.removeLast() }
             return s == "-0" ? "0" : s
         }
+    }
+
+    /// The shortest text that reads back as `d` (`0.1`, `3.141592653589793e-05`, `9.007199254740992e+15`);
+    /// whole numbers without `.0`, and `-0` as `0`. `d` must be finite.
+    public static func shortest(_ d: Double) -> String {
+        if d == 0 { return "0" }
+        var s = d.description
+        if s.hasSuffix(".0") { s.removeLast(2) }
+        return s
+    }
+
+    /// `%5d` → `%5.0f`: the integer conversion applied to a double too large for Int64.
+    static func wholeDouble(_ format: String) -> String {
+        format.replacingOccurrences(of: "%([-+ 0#]*[0-9]*)[di]", with: "%$1.0f", options: .regularExpression)
+    }
+
+    /// Whether `text` is a number as JSON writes it (`-12`, `0.5`, `1e-05`; no `+`, `.5`, `inf`).
+    static func isJSONNumber(_ text: Substring) -> Bool {
+        text.range(of: "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?$", options: .regularExpression) != nil
+    }
+
+    /// A printf number format a report column may declare: one `%f`, `%e`, `%g`, `%d` or `%i`
+    /// conversion with width and precision up to 99, and text without `%` around it.
+    public static func isNumberFormat(_ f: String) -> Bool {
+        f.utf8.count <= 100 && f.range(of: "^[^%]*%[-+ 0#]*[0-9]{0,2}(\\.[0-9]{1,2})?[fegdi][^%]*$", options: .regularExpression) != nil
     }
 
     /// Whether a format's conversion is `%d`/`%i` (then given a 64-bit integer, `%lld`).
@@ -99,8 +157,8 @@ public final class ReportBook {
         format.replacingOccurrences(of: "%([-+ 0#]*[0-9]*)[di]", with: "%$1lld", options: .regularExpression)
     }
 
-    func cell(_ table: Table, _ row: [String: ReportValue], _ column: String) -> String {
-        ReportBook.format(row[column] ?? .null, format: table.formats[column])
+    func cell(_ table: Table, _ row: [String: ReportValue], _ column: String, exact: Bool = false) -> String {
+        ReportBook.format(row[column] ?? .null, format: table.formats[column], exact: exact)
     }
 
     /// All tables as aligned text (numbers right-aligned), one block per table.
@@ -120,10 +178,12 @@ public final class ReportBook {
                 }
             }
             func line(_ values: [String]) -> String {
-                values.enumerated().map { j, v in
+                var text = values.enumerated().map { j, v in
                     let pad = String(repeating: " ", count: widths[j] - v.count)
                     return numeric[j] ? pad + v : v + pad
-                }.joined(separator: "  ").replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+                }.joined(separator: "  ")
+                while text.last?.isWhitespace == true { text.removeLast() }   // linear, unlike a `\\s+$` regex
+                return text
             }
             out += "== \(table.name) (\(table.rows.count) rows) ==\n"
             out += line(columns) + "\n"
@@ -142,20 +202,26 @@ public final class ReportBook {
         }
         let columns = table.columns
         var out = columns.map(quote).joined(separator: ",") + "\n"
-        for row in table.rows { out += columns.map { quote(cell(table, row, $0)) }.joined(separator: ",") + "\n" }
+        for row in table.rows { out += columns.map { quote(cell(table, row, $0, exact: true)) }.joined(separator: ",") + "\n" }
         return out
     }
 
-    /// One table as a JSON array of objects, keys in column order.
+    /// One table as a JSON array of objects, keys in column order. NaN and infinities are
+    /// `null`; a formatted number stays a JSON number when the format gives one (spaces and
+    /// a leading `+` dropped), else it is the formatted string (`"7 h"`).
     public func renderJSON(_ table: Table) -> String {
         func json(_ value: ReportValue, _ column: String) -> String {
             switch value {
             case .null: return "null"
             case .bool(let b): return b ? "true" : "false"
             case .text(let s): return ReportBook.jsonString(s)
+            case .double(let d) where !d.isFinite: return "null"
             case .int, .double:
-                let text = ReportBook.format(value, format: table.formats[column])
-                return Double(text) != nil && !text.contains("nan") && !text.contains("inf") ? text : (text == "nan" ? "null" : ReportBook.jsonString(text))
+                let text = ReportBook.format(value, format: table.formats[column], exact: true)
+                var number = Substring(text).drop { $0 == " " }
+                while number.last == " " { number.removeLast() }
+                if number.first == "+" { number = number.dropFirst() }
+                return ReportBook.isJSONNumber(number) ? String(number) : ReportBook.jsonString(text)
             }
         }
         let columns = table.columns
@@ -176,9 +242,15 @@ public final class ReportBook {
     public func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for table in tables {
-            let safe = table.name.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" }
-            try Data(renderCSV(table).utf8).write(to: directory.appendingPathComponent(String(safe) + ".csv"), options: .atomic)
-            try Data(renderJSON(table).utf8).write(to: directory.appendingPathComponent(String(safe) + ".json"), options: .atomic)
+            let safe = ReportBook.fileName(table.name)
+            try Data(renderCSV(table).utf8).write(to: directory.appendingPathComponent(safe + ".csv"), options: .atomic)
+            try Data(renderJSON(table).utf8).write(to: directory.appendingPathComponent(safe + ".json"), options: .atomic)
         }
     }
+}
+
+/// A report table that cannot be kept (its name is unusable or collides with another's file).
+public struct ReportError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }
