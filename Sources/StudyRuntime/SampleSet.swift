@@ -98,15 +98,10 @@ public final class SampleSet: @unchecked Sendable {
         return total
     }
 
-    /// The q-quantile (0…1) of a field, linear interpolation between order statistics (R type 7).
+    /// The q-quantile (0…1) of a field, linear interpolation between order statistics (R type 7),
+    /// by selection (`Quantiles`); NaN when no value is present.
     public func quantile(_ field: String, _ q: Double) throws -> Double {
-        var all: [Double] = []
-        try forEachChunk { batch, sel in
-            let values = try FieldReader.numbers(field, in: batch)
-            if let sel { for i in sel where !values[i].isNaN { all.append(values[i]) } }
-            else { all.append(contentsOf: values.lazy.filter { !$0.isNaN }) }
-        }
-        return Quantiles.of(&all, q)
+        try summarize([SummaryAggregate(name: field, kind: .quantile(q), field: field)], by: nil)[0].values[0]
     }
 
     /// Σ value × weight / Σ weight (weights default to each sample's `duration`).
@@ -161,106 +156,24 @@ public final class SampleSet: @unchecked Sendable {
 
     // MARK: grouping
 
-    /// Groups rows by a key of their sample time (local time, DST-correct) and aggregates each group.
+    /// Groups rows by a key of their sample time (local time, DST-correct) and aggregates each group
+    /// (one `summarize` pass; `count` of each result: the values that went into it).
     public func grouped(by grouping: Grouping, aggregate: GroupAggregate) throws -> [GroupResult] {
-        var index: [Int64: Int] = [:]
-        var keys: [Int64] = []
-        var stats: [RunningStats] = []
-        // Quantiles need each group's values. Rows come in time order, so once a later key
-        // starts, the earlier groups are complete: their quantiles are taken and their values
-        // freed, which bounds memory by one group. Rows arriving late for a finished group
-        // mark it for an exact second pass over just that group.
-        var values: [[Double]] = []
-        var finished: [[Double]?] = []
-        var open: Set<Int> = []
-        var late: Set<Int64> = []
-        let qs: [Double]? = switch aggregate {
-        case .quantile(_, let q): [q]
-        case .quantiles(_, let q): q
-        default: nil
+        let field = aggregate.field
+        let aggregates: [SummaryAggregate] = switch aggregate {
+        case .count: [SummaryAggregate(name: "count", kind: .count, field: nil)]
+        case .sum(let f): [SummaryAggregate(name: f, kind: .sum, field: f)]
+        case .mean(let f): [SummaryAggregate(name: f, kind: .mean, field: f)]
+        case .min(let f): [SummaryAggregate(name: f, kind: .min, field: f)]
+        case .max(let f): [SummaryAggregate(name: f, kind: .max, field: f)]
+        case .stddev(let f): [SummaryAggregate(name: f, kind: .stddev, field: f)]
+        case .quantile(let f, let q): [SummaryAggregate(name: f, kind: .quantile(q), field: f)]
+        case .quantiles(let f, let qs): qs.map { SummaryAggregate(name: "\(f) \($0)", kind: .quantile($0), field: field) }
         }
-        var localKeys = LocalKeys(grouping: grouping, timeZone: timeZone)
-
-        func slot(for key: Int64) -> Int {
-            if let known = index[key] { return known }
-            index[key] = keys.count
-            keys.append(key)
-            stats.append(RunningStats())
-            values.append([])
-            finished.append(nil)
-            return keys.count - 1
-        }
-
-        try forEachChunk { batch, sel in
-            let numbers: [Double]? = try aggregate.field.map { try FieldReader.numbers($0, in: batch) }
-            let ones: [Double] = numbers == nil ? [Double](repeating: 1, count: batch.count) : []
-            let v = numbers ?? ones
-            // Split the chunk into runs of rows with the same group key, then aggregate
-            // each run in one tight loop.
-            let rows: [Int] = sel ?? []
-            let count = sel?.count ?? batch.count
-            var runStart = 0
-            var runKey = Int64.min
-            func flush(_ end: Int) {
-                guard end > runStart else { return }
-                let s = slot(for: runKey)
-                let part = sel == nil ? RunningStats(v, range: runStart..<end) : RunningStats(v, selection: Array(rows[runStart..<end]))
-                stats[s].merge(part)
-                if let qs {
-                    if finished[s] != nil { late.insert(runKey) }
-                    if !late.contains(runKey) {
-                        if sel == nil { values[s].append(contentsOf: v[runStart..<end].lazy.filter { !$0.isNaN }) }
-                        else { for i in rows[runStart..<end] where !v[i].isNaN { values[s].append(v[i]) } }
-                    }
-                    open.insert(s)
-                    for o in open where keys[o] < runKey {
-                        finished[o] = qs.map { Quantiles.of(&values[o], $0) }
-                        values[o] = []
-                        open.remove(o)
-                    }
-                }
-            }
-            batch.times.withUnsafeBufferPointer { t in
-                for j in 0..<count {
-                    let key = localKeys.key(for: t[sel == nil ? j : rows[j]])
-                    if key != runKey {
-                        flush(j)
-                        runStart = j
-                        runKey = key
-                    }
-                }
-            }
-            flush(count)
-        }
-        if let qs, let field = aggregate.field {
-            for s in open { finished[s] = qs.map { Quantiles.of(&values[s], $0) } }
-            for key in late.sorted() {
-                let s = index[key]!
-                var all: [Double] = []
-                var keyer = LocalKeys(grouping: grouping, timeZone: timeZone)
-                try forEachChunk { batch, sel in
-                    let v = try FieldReader.numbers(field, in: batch)
-                    func take(_ i: Int) { if keyer.key(for: batch.times[i]) == key, !v[i].isNaN { all.append(v[i]) } }
-                    if let sel { for i in sel { take(i) } } else { for i in 0..<batch.count { take(i) } }
-                }
-                finished[s] = qs.map { Quantiles.of(&all, $0) }
-            }
-        }
-        return keys.indices.sorted { keys[$0] < keys[$1] }.map { s in
-            let g = stats[s]
-            let extra: [Double] = if case .quantiles = aggregate { finished[s] ?? [] } else { [] }
-            let value: Double = switch aggregate {
-            case .count: Double(g.count)
-            case .sum: g.sum
-            case .mean: g.mean
-            case .min: g.min
-            case .max: g.max
-            case .stddev: g.standardDeviation
-            case .quantile: finished[s]?.first ?? .nan
-            case .quantiles: extra.first ?? .nan
-            }
-            return GroupResult(label: localKeys.label(for: keys[s]), start: localKeys.start(for: keys[s]), count: g.count,
-                               value: value, values: extra)
+        return try summarize(aggregates, by: grouping).map { row in
+            let isMany: Bool = if case .quantiles = aggregate { true } else { false }
+            return GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows,
+                               value: row.values.first ?? .nan, values: isMany ? row.values : [])
         }
     }
 }
@@ -282,7 +195,7 @@ public enum GroupAggregate: Sendable, Equatable {
     case max(String)
     case stddev(String)
     case quantile(String, Double)
-    /// Several quantiles from one pass and one sort per group (`values` of each result).
+    /// Several quantiles from one pass and one selection per group (`values` of each result).
     case quantiles(String, [Double])
 
     var field: String? {
@@ -317,6 +230,39 @@ public struct RowFilter: Sendable, Equatable {
         self.operand = operand
     }
 
+    /// Clears `mask[i]` for each row `i` of `batch` where the filter does not hold;
+    /// `numbers`: the field's values when already read.
+    func narrow(_ mask: inout [Bool], in batch: SampleBatch, numbers: [Double]? = nil) throws {
+        switch operand {
+        case .number(let x):
+            let v = try numbers ?? FieldReader.numbers(field, in: batch)
+            mask.withUnsafeMutableBufferPointer { m in
+                v.withUnsafeBufferPointer { v in
+                    switch op {
+                    case .lt: for i in 0..<m.count where !(v[i] < x) { m[i] = false }
+                    case .le: for i in 0..<m.count where !(v[i] <= x) { m[i] = false }
+                    case .gt: for i in 0..<m.count where !(v[i] > x) { m[i] = false }
+                    case .ge: for i in 0..<m.count where !(v[i] >= x) { m[i] = false }
+                    case .eq: for i in 0..<m.count where !(v[i] == x) { m[i] = false }
+                    case .ne: for i in 0..<m.count where !(v[i] != x) { m[i] = false }
+                    }
+                }
+            }
+        case .text(let s):
+            let (v, want) = try textColumn(in: batch)
+            for i in 0..<v.count where (v[i] == s) != want { mask[i] = false }
+        }
+    }
+
+    /// A text filter's column, and whether rows equal to the operand are kept.
+    private func textColumn(in batch: SampleBatch) throws -> ([String], Bool) {
+        guard case .string(let v) = try FieldReader.column(field, in: batch) else {
+            throw FieldError("field '\(field)' is not text: compare it with a number")
+        }
+        guard op == .eq || op == .ne else { throw FieldError("text fields compare only with == and ~=") }
+        return (v, op == .eq)
+    }
+
     /// The rows of `batch` (among `candidates`, or all) where the filter holds.
     func select(in batch: SampleBatch, among candidates: [Int]?) throws -> [Int] {
         var out: [Int] = []
@@ -337,11 +283,7 @@ public struct RowFilter: Sendable, Equatable {
                 for i in 0..<v.count where test(v[i]) { out.append(i) }
             }
         case .text(let s):
-            guard case .string(let v) = try FieldReader.column(field, in: batch) else {
-                throw FieldError("field '\(field)' is not text: compare it with a number")
-            }
-            guard op == .eq || op == .ne else { throw FieldError("text fields compare only with == and ~=") }
-            let want = op == .eq
+            let (v, want) = try textColumn(in: batch)
             if let candidates { for i in candidates where (v[i] == s) == want { out.append(i) } }
             else { for i in 0..<v.count where (v[i] == s) == want { out.append(i) } }
         }
@@ -423,6 +365,17 @@ public struct RunningStats: Sendable, Equatable {
     private var m2 = 0.0
 
     public init() {}
+
+    /// Stats from their parts (`m2`: the sum of squared deviations from the mean); empty when `count` is 0.
+    init(count: Int, sum: Double, min: Double, max: Double, m2: Double) {
+        guard count > 0 else { return }
+        self.count = count
+        self.sum = sum
+        self.min = min
+        self.max = max
+        self.mean_ = sum / Double(count)
+        self.m2 = m2
+    }
 
     /// Stats of `values[range]`.
     init(_ values: [Double], range: Range<Int>) {
@@ -507,18 +460,6 @@ public struct RunningStats: Sendable, Equatable {
     public var mean: Double { count > 0 ? sum / Double(count) : .nan }
     /// Sample standard deviation (n − 1).
     public var standardDeviation: Double { count > 1 ? (m2 / Double(count - 1)).squareRoot() : .nan }
-}
-
-enum Quantiles {
-    /// R type 7 quantile of `values` (sorted in place).
-    static func of(_ values: inout [Double], _ q: Double) -> Double {
-        guard !values.isEmpty, q >= 0, q <= 1 else { return .nan }
-        values.sort()
-        let h = Double(values.count - 1) * q
-        let lo = Int(h.rounded(.down))
-        let hi = Swift.min(lo + 1, values.count - 1)
-        return values[lo] + (h - Double(lo)) * (values[hi] - values[lo])
-    }
 }
 
 /// Group keys for sample times in a time zone, fast within a stretch of constant UTC offset.

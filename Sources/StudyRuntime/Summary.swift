@@ -1,0 +1,386 @@
+import Foundation
+import SensorKitModel
+
+/// One aggregate of `SampleSet.summarize`: what is computed, over which field, on which rows.
+public struct SummaryAggregate: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// Rows (no field), or values of the field that are present.
+        case count
+        case sum, mean, min, max
+        /// Sample standard deviation (n − 1).
+        case stddev
+        /// R type 7 quantile, q in 0…1.
+        case quantile(Double)
+        /// Σ field × weight / Σ weight over rows where both are present.
+        case weightedMean(weight: String)
+    }
+
+    public var name: String
+    public var kind: Kind
+    /// The numeric field; nil only for `count` of rows.
+    public var field: String?
+    /// Only rows where every filter holds go into this aggregate.
+    public var filters: [RowFilter]
+
+    public init(name: String, kind: Kind, field: String?, filters: [RowFilter] = []) {
+        self.name = name
+        self.kind = kind
+        self.field = field
+        self.filters = filters
+    }
+}
+
+/// One group of a summary (or the whole set, ungrouped).
+public struct SummaryRow: Sendable, Equatable {
+    /// The group's label (`LocalKeys.label`); "" for an ungrouped summary.
+    public var label: String
+    /// Wall seconds of the group's start (seconds after midnight for `hourOfDay`); NaN ungrouped.
+    public var start: Double
+    /// Rows of the set in the group.
+    public var rows: Int
+    /// One value per aggregate, in the order given.
+    public var values: [Double]
+    /// How many values went into each aggregate (present, passing its filters).
+    public var counts: [Int]
+}
+
+extension SampleSet {
+    /// Every aggregate of `aggregates` over each group of `grouping` (nil: the whole set,
+    /// one row even when empty) from one streaming pass over the set's chunks. Rows come
+    /// back in key order; a group exists when it has at least one row of the set.
+    ///
+    /// Each chunk's fields (and `magnitude`) are read once and shared by the aggregates
+    /// that use them; quantiles of the same field and filters share one pool of values
+    /// per group, from which all their ranks are selected at once. A group's pool is
+    /// freed when a later group starts, so memory is bounded by the largest group.
+    /// Rows arriving for a group already closed (sample time out of write order) send
+    /// that group's quantiles through a second pass over just the late groups, batched
+    /// so that their pools stay within `lateBudget` values.
+    ///
+    /// Throws `FieldError` for an unknown or non-numeric field.
+    public func summarize(_ aggregates: [SummaryAggregate], by grouping: Grouping?,
+                          lateBudget: Int = 8 << 20) throws -> [SummaryRow] {
+        var pass = SummaryPass(layout: SummaryLayout(aggregates), grouping: grouping, timeZone: timeZone)
+        try forEachChunk { batch, sel in try pass.add(batch, sel) }
+        pass.closeAll()
+        for late in pass.lateBatches(budget: lateBudget) {
+            let slots = Set(late)
+            try forEachChunk { batch, sel in try pass.addLate(batch, sel, slots: slots) }
+            for s in late { pass.close(s) }
+        }
+        return pass.rows()
+    }
+}
+
+/// What one summary reads per chunk: distinct fields, distinct filter lists, and the
+/// quantile pools (one per field and filter list).
+struct SummaryLayout {
+    let aggregates: [SummaryAggregate]
+    private(set) var fields: [String] = []
+    private(set) var filterLists: [[RowFilter]] = []
+    private(set) var aggField: [Int?] = []
+    private(set) var aggWeight: [Int?] = []
+    private(set) var aggMask: [Int?] = []
+    /// Quantile pools: (field, mask) and the aggregates (with q) answered from each.
+    private(set) var pools: [(field: Int, mask: Int?, members: [(agg: Int, q: Double)])] = []
+    private(set) var aggPool: [Int?] = []
+
+    init(_ aggregates: [SummaryAggregate]) {
+        self.aggregates = aggregates
+        for a in aggregates {
+            let f = a.field.map { fieldIndex($0) }
+            let m = a.filters.isEmpty ? nil : maskIndex(a.filters)
+            aggField.append(f)
+            aggMask.append(m)
+            if case .weightedMean(let w) = a.kind { aggWeight.append(fieldIndex(w)) } else { aggWeight.append(nil) }
+            if case .quantile(let q) = a.kind, let f {
+                if let p = pools.firstIndex(where: { $0.field == f && $0.mask == m }) {
+                    pools[p].members.append((aggWeight.count - 1, q))
+                    aggPool.append(p)
+                } else {
+                    pools.append((f, m, [(aggWeight.count - 1, q)]))
+                    aggPool.append(pools.count - 1)
+                }
+            } else {
+                aggPool.append(nil)
+            }
+        }
+    }
+
+    private mutating func fieldIndex(_ name: String) -> Int {
+        if let i = fields.firstIndex(of: name) { return i }
+        fields.append(name)
+        return fields.count - 1
+    }
+
+    private mutating func maskIndex(_ filters: [RowFilter]) -> Int {
+        if let i = filterLists.firstIndex(of: filters) { return i }
+        filterLists.append(filters)
+        return filterLists.count - 1
+    }
+
+    /// The numeric fields of a chunk (only those pools read when `poolsOnly`).
+    func columns(_ batch: SampleBatch, poolsOnly: Bool) throws -> [[Double]] {
+        try fields.indices.map { i in
+            if poolsOnly && !pools.contains(where: { $0.field == i }) { return [] }
+            return try FieldReader.numbers(fields[i], in: batch)
+        }
+    }
+
+    /// For each filter list, whether each row of the chunk passes all its filters.
+    func masks(_ batch: SampleBatch, columns: [[Double]], poolsOnly: Bool) throws -> [[Bool]] {
+        try filterLists.indices.map { i in
+            if poolsOnly && !pools.contains(where: { $0.mask == i }) { return [] }
+            var mask = [Bool](repeating: true, count: batch.count)
+            for f in filterLists[i] {
+                let known = fields.firstIndex(of: f.field).map { columns[$0] }
+                try f.narrow(&mask, in: batch, numbers: known?.count == batch.count ? known : nil)
+            }
+            return mask
+        }
+    }
+}
+
+/// The state of one summary pass: per group (slot) and aggregate.
+struct SummaryPass {
+    let layout: SummaryLayout
+    let grouped: Bool
+    var keyer: LocalKeys
+    private var index: [Int64: Int] = [:]
+    private var keys: [Int64] = []
+    private var groupRows: [Int] = []
+    /// slot × aggregate
+    private var stats: [RunningStats] = []
+    private var rowCounts: [Int] = []
+    private var weighted: [(num: Double, den: Double, n: Int)] = []
+    /// slot × pool
+    private var pools: [[Double]] = []
+    private var poolSizes: [Int] = []
+    private var answers: [[Double]?] = []
+    private var open: [Int] = []
+    private var closed: [Bool] = []
+    private var late: Set<Int> = []
+
+    init(layout: SummaryLayout, grouping: Grouping?, timeZone: TimeZone) {
+        self.layout = layout
+        self.grouped = grouping != nil
+        self.keyer = LocalKeys(grouping: grouping ?? .localDay, timeZone: timeZone)
+        if grouping == nil { _ = slot(for: 0) }
+    }
+
+    private var nAgg: Int { layout.aggregates.count }
+    private var nPool: Int { layout.pools.count }
+
+    private mutating func slot(for key: Int64) -> Int {
+        if let known = index[key] { return known }
+        index[key] = keys.count
+        keys.append(key)
+        groupRows.append(0)
+        stats += [RunningStats](repeating: RunningStats(), count: nAgg)
+        rowCounts += [Int](repeating: 0, count: nAgg)
+        weighted += [(num: Double, den: Double, n: Int)](repeating: (0, 0, 0), count: nAgg)
+        pools += [[Double]](repeating: [], count: nPool)
+        poolSizes += [Int](repeating: 0, count: nPool)
+        answers += [[Double]?](repeating: nil, count: nPool)
+        closed.append(false)
+        return keys.count - 1
+    }
+
+    /// Calls `body(key, a, b)` for each run of equal group keys over positions a..<b of the
+    /// chunk's rows (row indices `sel[a..<b]`, or a..<b when `sel` is nil).
+    private mutating func runs(_ batch: SampleBatch, _ sel: [Int]?, _ body: (inout SummaryPass, Int64, Int, Int) throws -> Void) rethrows {
+        let count = sel?.count ?? batch.count
+        guard grouped else { try body(&self, 0, 0, count); return }
+        var start = 0, runKey = Int64.min
+        var cuts: [(Int64, Int, Int)] = []
+        batch.times.withUnsafeBufferPointer { t in
+            if let sel {
+                for j in 0..<count {
+                    let k = keyer.key(for: t[sel[j]])
+                    if k != runKey { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
+                }
+            } else {
+                for j in 0..<count {
+                    let k = keyer.key(for: t[j])
+                    if k != runKey { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
+                }
+            }
+        }
+        if count > start { cuts.append((runKey, start, count)) }
+        for (k, a, b) in cuts { try body(&self, k, a, b) }
+    }
+
+    /// Adds a chunk's selected rows to every aggregate (first pass).
+    mutating func add(_ batch: SampleBatch, _ sel: [Int]?) throws {
+        let cols = try layout.columns(batch, poolsOnly: false)
+        let masks = try layout.masks(batch, columns: cols, poolsOnly: false)
+        try runs(batch, sel) { pass, key, a, b in
+            let s = pass.slot(for: key)
+            pass.groupRows[s] += b - a
+            pass.accumulate(s, a, b, sel, cols, masks)
+            if pass.closed[s] { pass.late.insert(s) }
+            pass.fillPools(s, a, b, sel, cols, masks, store: !pass.late.contains(s))
+            guard pass.nPool > 0 else { return }
+            if !pass.closed[s] && !pass.open.contains(s) { pass.open.append(s) }
+            // Rows come in (nearly) time order: a later key closes the earlier groups.
+            for o in pass.open where pass.keys[o] < key { pass.close(o) }
+        }
+    }
+
+    /// Adds a chunk's rows of the `slots` groups to their quantile pools (late pass).
+    mutating func addLate(_ batch: SampleBatch, _ sel: [Int]?, slots: Set<Int>) throws {
+        let cols = try layout.columns(batch, poolsOnly: true)
+        let masks = try layout.masks(batch, columns: cols, poolsOnly: true)
+        try runs(batch, sel) { pass, key, a, b in
+            guard let s = pass.index[key], slots.contains(s) else { return }
+            pass.fillPools(s, a, b, sel, cols, masks, store: true, counting: false)
+        }
+    }
+
+    /// Stats, counts and weighted sums of rows a..<b for group `s`.
+    private mutating func accumulate(_ s: Int, _ a: Int, _ b: Int, _ sel: [Int]?, _ cols: [[Double]], _ masks: [[Bool]]) {
+        for g in 0..<nAgg {
+            let agg = layout.aggregates[g]
+            let mask = layout.aggMask[g].map { masks[$0] }
+            switch agg.kind {
+            case .quantile: continue
+            case .count where layout.aggField[g] == nil:
+                var n = 0
+                Rows.each(a, b, sel, mask) { _ in n += 1 }
+                rowCounts[s * nAgg + g] += n
+            case .weightedMean:
+                let v = cols[layout.aggField[g]!], w = cols[layout.aggWeight[g]!]
+                var acc = weighted[s * nAgg + g]
+                v.withUnsafeBufferPointer { v in
+                    w.withUnsafeBufferPointer { w in
+                        Rows.each(a, b, sel, mask) { i in
+                            if !v[i].isNaN, !w[i].isNaN { acc.num += v[i] * w[i]; acc.den += w[i]; acc.n += 1 }
+                        }
+                    }
+                }
+                weighted[s * nAgg + g] = acc
+            default:
+                let part = cols[layout.aggField[g]!].withUnsafeBufferPointer { Rows.stats($0, a, b, sel, mask) }
+                stats[s * nAgg + g].merge(part)
+            }
+        }
+    }
+
+    /// Appends the present values of rows a..<b to group `s`'s quantile pools (`store`),
+    /// counting them in the pool sizes (`counting`).
+    private mutating func fillPools(_ s: Int, _ a: Int, _ b: Int, _ sel: [Int]?, _ cols: [[Double]], _ masks: [[Bool]],
+                                    store: Bool, counting: Bool = true) {
+        for (p, pool) in layout.pools.enumerated() {
+            let mask = pool.mask.map { masks[$0] }
+            let at = s * nPool + p
+            var n = 0
+            cols[pool.field].withUnsafeBufferPointer { v in
+                if store {
+                    var values = pools[at]
+                    pools[at] = []
+                    let before = values.count
+                    Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { values.append(v[i]) } }
+                    n = values.count - before
+                    pools[at] = values
+                } else {
+                    Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { n += 1 } }
+                }
+            }
+            if counting { poolSizes[at] += n }
+        }
+    }
+
+    /// Takes group `s`'s quantiles from its pools and frees them.
+    mutating func close(_ s: Int) {
+        for (p, pool) in layout.pools.enumerated() {
+            answers[s * nPool + p] = Quantiles.of(&pools[s * nPool + p], pool.members.map(\.q))
+            pools[s * nPool + p] = []
+        }
+        closed[s] = true
+        open.removeAll { $0 == s }
+    }
+
+    mutating func closeAll() {
+        for s in open { close(s) }
+    }
+
+    /// The late groups in batches whose pools hold at most `budget` values together
+    /// (a group larger than the budget goes alone).
+    func lateBatches(budget: Int) -> [[Int]] {
+        var out: [[Int]] = [], current: [Int] = [], size = 0
+        for s in late.sorted(by: { keys[$0] < keys[$1] }) {
+            let n = (0..<nPool).reduce(0) { $0 + poolSizes[s * nPool + $1] }
+            if !current.isEmpty && size + n > budget { out.append(current); current = []; size = 0 }
+            current.append(s)
+            size += n
+        }
+        if !current.isEmpty { out.append(current) }
+        return out
+    }
+
+    /// The result rows in key order.
+    func rows() -> [SummaryRow] {
+        keys.indices.sorted { keys[$0] < keys[$1] }.map { s in
+            var values: [Double] = [], counts: [Int] = []
+            for g in 0..<nAgg {
+                let st = stats[s * nAgg + g]
+                switch layout.aggregates[g].kind {
+                case .count where layout.aggField[g] == nil:
+                    values.append(Double(rowCounts[s * nAgg + g])); counts.append(rowCounts[s * nAgg + g])
+                case .count: values.append(Double(st.count)); counts.append(st.count)
+                case .sum: values.append(st.sum); counts.append(st.count)
+                case .mean: values.append(st.mean); counts.append(st.count)
+                case .min: values.append(st.min); counts.append(st.count)
+                case .max: values.append(st.max); counts.append(st.count)
+                case .stddev: values.append(st.standardDeviation); counts.append(st.count)
+                case .weightedMean:
+                    let w = weighted[s * nAgg + g]
+                    values.append(w.den > 0 ? w.num / w.den : .nan); counts.append(w.n)
+                case .quantile:
+                    let p = layout.aggPool[g]!
+                    let member = layout.pools[p].members.firstIndex { $0.agg == g }!
+                    values.append(answers[s * nPool + p]?[member] ?? .nan)
+                    counts.append(poolSizes[s * nPool + p])
+                }
+            }
+            return SummaryRow(label: grouped ? keyer.label(for: keys[s]) : "", start: grouped ? keyer.start(for: keys[s]) : .nan,
+                              rows: groupRows[s], values: values, counts: counts)
+        }
+    }
+}
+
+/// Loops over the rows of a run: positions a..<b of a chunk's selection (or rows a..<b),
+/// skipping rows a mask clears.
+enum Rows {
+    @inline(__always)
+    static func each(_ a: Int, _ b: Int, _ sel: [Int]?, _ mask: [Bool]?, _ body: (Int) -> Void) {
+        if let sel {
+            if let mask { for j in a..<b where mask[sel[j]] { body(sel[j]) } } else { for j in a..<b { body(sel[j]) } }
+        } else if let mask {
+            mask.withUnsafeBufferPointer { m in for i in a..<b where m[i] { body(i) } }
+        } else {
+            for i in a..<b { body(i) }
+        }
+    }
+
+    /// Count, sum, min, max and squared deviations of the present values among the rows.
+    static func stats(_ v: UnsafeBufferPointer<Double>, _ a: Int, _ b: Int, _ sel: [Int]?, _ mask: [Bool]?) -> RunningStats {
+        var n = 0, sum = 0.0, lo = Double.infinity, hi = -Double.infinity
+        each(a, b, sel, mask) { i in
+            let x = v[i]
+            if x.isNaN { return }
+            n += 1
+            sum += x
+            if x < lo { lo = x }
+            if x > hi { hi = x }
+        }
+        guard n > 0 else { return RunningStats() }
+        let mean = sum / Double(n)
+        var m2 = 0.0
+        each(a, b, sel, mask) { i in
+            let x = v[i]
+            if !x.isNaN { let d = x - mean; m2 += d * d }
+        }
+        return RunningStats(count: n, sum: sum, min: lo, max: hi, m2: m2)
+    }
+}

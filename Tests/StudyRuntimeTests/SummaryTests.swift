@@ -1,0 +1,187 @@
+import Foundation
+import SensorKitModel
+import XCTest
+@testable import StudyRuntime
+
+/// Quantiles by selection agree exactly with the sorted array's type-7 quantiles.
+final class QuantileSelectionTests: XCTestCase {
+    /// The sort-based R type 7 quantile (the definition the selection must reproduce).
+    static func sorted(_ v: [Double], _ q: Double) -> Double {
+        guard !v.isEmpty else { return .nan }
+        let h = Double(v.count - 1) * q
+        let lo = Int(h.rounded(.down)), hi = min(lo + 1, v.count - 1)
+        return v[lo] + (h - Double(lo)) * (v[hi] - v[lo])
+    }
+
+    static let qs: [Double] = [0, 0.001, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.999, 1]
+
+    func check(_ values: [Double], _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+        var copy = values
+        let ascending = values.sorted()
+        let got = Quantiles.of(&copy, QuantileSelectionTests.qs)
+        for (q, g) in zip(QuantileSelectionTests.qs, got) {
+            let want = QuantileSelectionTests.sorted(ascending, q)
+            XCTAssertEqual(g.bitPattern, want.bitPattern, "\(what): q = \(q): \(g) vs \(want)", file: file, line: line)
+        }
+        XCTAssertEqual(copy.sorted(), ascending, "\(what): selection only reorders", file: file, line: line)
+    }
+
+    func testTinyGroups() {
+        var empty: [Double] = []
+        XCTAssertTrue(Quantiles.of(&empty, [0.5])[0].isNaN)
+        check([3], "one value")
+        check([2, 1], "two values")
+        check([5, 5, 5], "three ties")
+        check([1, -1, 0.5, 7, 7, -3], "six values")
+    }
+
+    func testManyTiesAndSmallAlphabetsOnBothPaths() {
+        var rng = SplitMix(seed: 7)
+        for n in [25, 100, 1000, Quantiles.radixThreshold - 1, Quantiles.radixThreshold, 50_000] {
+            check((0..<n).map { _ in Double(rng.next() % 3) }, "n = \(n), three distinct values")
+            check([Double](repeating: 1.25, count: n), "n = \(n), all equal")
+            check((0..<n).map { _ in Double(rng.next() % 1000) / 7 - 50 }, "n = \(n), 1000 values with negatives")
+            check((0..<n).map { i in Double(i) }, "n = \(n), ascending")
+            check((0..<n).map { i in Double(n - i) }, "n = \(n), descending")
+        }
+    }
+
+    func testRandomDoublesAcrossMagnitudesOnTheRadixPath() {
+        var rng = SplitMix(seed: 11)
+        // Clustered like accelerometer magnitudes, plus a far outlier that stretches the key range.
+        var v = (0..<60_000).map { _ in 1 + (Double(rng.next() % 1_000_000) / 1_000_000 - 0.5) * 0.01 }
+        v.append(1e300)
+        v.append(-1e-300)
+        check(v, "clustered with outliers")
+        check((0..<30_000).map { _ in Double(bitPattern: rng.next() >> 2) }, "random bit patterns")
+    }
+
+    func testOutOfRangeQIsNaN() {
+        var v: [Double] = [1, 2, 3]
+        let r = Quantiles.of(&v, [-0.1, 0.5, 1.5])
+        XCTAssertTrue(r[0].isNaN)
+        XCTAssertEqual(r[1], 2)
+        XCTAssertTrue(r[2].isNaN)
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `SampleSet.summarize`: every aggregate of a grouping from one pass equals the
+/// aggregate computed on its own.
+final class SummarizeTests: XCTestCase {
+    let utc = TimeZone(identifier: "UTC")!
+
+    /// Heart-rate-like rows every 60 s for three days, some missing, in chunks of 500.
+    func heartRate() -> SampleSet {
+        var rng = SplitMix(seed: 3)
+        var batches: [SampleBatch] = []
+        let n = 3 * 1440
+        var i = 0
+        while i < n {
+            let rows = i..<min(i + 500, n)
+            let times = rows.map { Double($0) * 60 }
+            let values = rows.map { _ in Double(50 + rng.next() % 60) }
+            let present = rows.map { $0 % 17 != 0 }
+            batches.append(SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                                       columns: [Column(name: "heartRate", data: .double(values), present: present)]))
+            i = rows.upperBound
+        }
+        return SampleSet(sensor: .heartRate, timeZone: utc, batches: batches)
+    }
+
+    func testEveryAggregateMatchesItsOwnPass() throws {
+        let set = heartRate()
+        let high = RowFilter(field: "heartRate", op: .gt, operand: .number(90))
+        let aggregates = [
+            SummaryAggregate(name: "rows", kind: .count, field: nil),
+            SummaryAggregate(name: "n", kind: .count, field: "heartRate"),
+            SummaryAggregate(name: "sum", kind: .sum, field: "heartRate"),
+            SummaryAggregate(name: "mean", kind: .mean, field: "heartRate"),
+            SummaryAggregate(name: "min", kind: .min, field: "heartRate"),
+            SummaryAggregate(name: "max", kind: .max, field: "heartRate"),
+            SummaryAggregate(name: "sd", kind: .stddev, field: "heartRate"),
+            SummaryAggregate(name: "p10", kind: .quantile(0.1), field: "heartRate"),
+            SummaryAggregate(name: "p90", kind: .quantile(0.9), field: "heartRate"),
+            SummaryAggregate(name: "high", kind: .count, field: nil, filters: [high]),
+            SummaryAggregate(name: "highMedian", kind: .quantile(0.5), field: "heartRate", filters: [high]),
+            SummaryAggregate(name: "wm", kind: .weightedMean(weight: "time"), field: "heartRate"),
+        ]
+        for grouping in [Grouping.localDay, .localHour, .hourOfDay, .window(seconds: 7200, origin: 1800)] {
+            let rows = try set.summarize(aggregates, by: grouping)
+            let single: [GroupAggregate] = [.count, .count, .sum("heartRate"), .mean("heartRate"), .min("heartRate"),
+                                            .max("heartRate"), .stddev("heartRate"), .quantile("heartRate", 0.1),
+                                            .quantile("heartRate", 0.9)]
+            for (g, agg) in single.enumerated() where g != 1 {
+                let alone = try set.grouped(by: grouping, aggregate: agg)
+                XCTAssertEqual(alone.map(\.label), rows.map(\.label), "\(grouping) \(agg)")
+                for (a, r) in zip(alone, rows) {
+                    XCTAssertEqual(a.value, r.values[g], accuracy: 1e-9, "\(grouping) \(agg) \(r.label)")
+                }
+            }
+            let filtered = set.filtered(high)
+            let highCounts = try filtered.grouped(by: grouping, aggregate: .count)
+            let highMedians = try filtered.grouped(by: grouping, aggregate: .quantile("heartRate", 0.5))
+            let byLabel = Dictionary(uniqueKeysWithValues: zip(highCounts.map(\.label), zip(highCounts, highMedians)))
+            for r in rows {
+                XCTAssertEqual(r.values[1], Double(r.counts[2]))
+                XCTAssertEqual(r.values[0], Double(r.rows))
+                XCTAssertEqual(r.values[9], byLabel[r.label].map { Double($0.0.count) } ?? 0, "\(grouping) \(r.label)")
+                if let m = byLabel[r.label]?.1.value { XCTAssertEqual(r.values[10], m) } else { XCTAssertTrue(r.values[10].isNaN) }
+            }
+        }
+        let whole = try set.summarize(aggregates, by: nil)
+        XCTAssertEqual(whole.count, 1)
+        XCTAssertEqual(whole[0].rows, 3 * 1440)
+        XCTAssertEqual(whole[0].values[3], try set.stats("heartRate").mean, accuracy: 1e-9)
+        XCTAssertEqual(whole[0].values[8], try set.quantile("heartRate", 0.9))
+    }
+
+    func testLateRowsOfClosedGroupsAreExactAndBatched() throws {
+        // Days 1–4 in order, then late rows for days 1 and 3: with a budget of one value,
+        // each late day takes its own second pass.
+        var times = (0..<(4 * 24)).map { Double($0) * 3600 }
+        var values = times.map { ($0 / 3600).truncatingRemainder(dividingBy: 24) }
+        times += [3600 * 5.5, 3600 * 54.5]
+        values += [100, -100]
+        let batch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                                columns: [Column(name: "heartRate", data: .double(values))])
+        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [batch.slice(0..<96), batch.slice(96..<98)])
+        let aggregates = [SummaryAggregate(name: "median", kind: .quantile(0.5), field: "heartRate"),
+                          SummaryAggregate(name: "max", kind: .max, field: "heartRate")]
+        for budget in [1, 1 << 20] {
+            let rows = try set.summarize(aggregates, by: .localDay, lateBudget: budget)
+            var day1 = (0..<24).map(Double.init) + [100], day3 = (0..<24).map(Double.init) + [-100]
+            XCTAssertEqual(rows.map(\.values), [[Quantiles.of(&day1, 0.5), 100], [11.5, 23], [Quantiles.of(&day3, 0.5), 23], [11.5, 23]])
+            XCTAssertEqual(rows.map(\.counts), [[25, 25], [24, 24], [25, 25], [24, 24]])
+        }
+    }
+
+    func testEmptySetGivesOneUngroupedRowAndNoGroups() throws {
+        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [])
+        let aggregates = [SummaryAggregate(name: "n", kind: .count, field: nil),
+                          SummaryAggregate(name: "p", kind: .quantile(0.5), field: "heartRate")]
+        XCTAssertEqual(try set.summarize(aggregates, by: .localDay), [])
+        let whole = try set.summarize(aggregates, by: nil)
+        XCTAssertEqual(whole.count, 1)
+        XCTAssertEqual(whole[0].values[0], 0)
+        XCTAssertTrue(whole[0].values[1].isNaN)
+    }
+
+    func testUnknownFieldThrows() {
+        let set = heartRate()
+        XCTAssertThrowsError(try set.summarize([SummaryAggregate(name: "x", kind: .sum, field: "lux")], by: .localDay)) { e in
+            XCTAssertTrue("\(e)".contains("no field 'lux'"), "\(e)")
+        }
+    }
+}
