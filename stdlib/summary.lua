@@ -6,8 +6,9 @@
 --
 -- Every function takes SampleSets (from reader:samples) and returns a list of rows in
 -- time order, e.g. { { day = "2026-03-02", steps = 8312, ... }, ... }. Per-sample work
--- runs natively (count, sum, mean, quantiles, grouping by local day and hour); Lua only
--- sees one value per day or per hour. Days and hours are the participant's local time.
+-- runs natively (count, sum, mean, quantiles, grouping by local day and hour); a table
+-- with several columns comes from one pass (groups:summarize), and Lua only sees one
+-- row per day or per hour. Days and hours are the participant's local time.
 --
 -- SensorKit delivers about 1 % of records twice; every function that counts, sums or
 -- averages samples first drops those exact duplicates (SampleSet:distinct, native), so
@@ -21,13 +22,6 @@ local function rows(groups, keyName, name)
   local out = {}
   for i, g in ipairs(groups) do out[i] = { [keyName] = g.key, [name] = g.value, count = g.count, start = g.start } end
   return out
-end
-
--- Looks rows up by day.
-local function byKey(list, keyName)
-  local map = {}
-  for _, r in ipairs(list) do map[r[keyName]] = r end
-  return map
 end
 
 ------------------------------------------------------------------------------
@@ -129,7 +123,8 @@ function M.eveningLight(light, sleepSessions, hours)
   local out = {}
   for _, night in ipairs(M.sleep(sleepSessions)) do
     local before = light:where("time", ">=", night.onset - hours * 3600):where("time", "<", night.onset)
-    out[#out + 1] = { night = night.night, onset = night.onset, lux = before:mean("lux"), samples = before:count() }
+    local s = before:summarize { lux = { "mean", "lux" }, samples = { "count" } }
+    out[#out + 1] = { night = night.night, onset = night.onset, lux = s.lux, samples = s.samples }
   end
   return out
 end
@@ -141,16 +136,9 @@ end
 -- Steps, distance (m) and floors climbed per local day, from pedometer bins (counted on
 -- the day each bin starts): { day, steps, distance, floors }.
 function M.dailySteps(pedometer)
-  pedometer = pedometer:distinct()
-  local steps = pedometer:byDay():sum("numberOfSteps")
-  local distance = byKey(rows(pedometer:byDay():sum("distance"), "day", "distance"), "day")
-  local floors = byKey(rows(pedometer:byDay():sum("floorsAscended"), "day", "floors"), "day")
-  local out = {}
-  for _, g in ipairs(steps) do
-    out[#out + 1] = { day = g.key, steps = g.value, distance = distance[g.key] and distance[g.key].distance or 0,
-                      floors = floors[g.key] and floors[g.key].floors or 0 }
-  end
-  return out
+  return pedometer:distinct():byDay():summarize {
+    steps = { "sum", "numberOfSteps" }, distance = { "sum", "distance" }, floors = { "sum", "floorsAscended" },
+  }
 end
 
 -- Active minutes per local day: the time in pedometer bins whose cadence is at least
@@ -243,14 +231,11 @@ end
 
 -- Screen wakes, unlocks and unlocked minutes per local day, from device usage reports.
 function M.phoneUse(usage)
-  usage = usage:distinct()
-  local wakes = usage:byDay():sum("totalScreenWakes")
-  local unlocks = byKey(rows(usage:byDay():sum("totalUnlocks"), "day", "unlocks"), "day")
-  local unlocked = byKey(rows(usage:byDay():sum("totalUnlockDuration"), "day", "seconds"), "day")
-  local out = {}
-  for _, g in ipairs(wakes) do
-    out[#out + 1] = { day = g.key, screenWakes = g.value, unlocks = unlocks[g.key] and unlocks[g.key].unlocks or 0,
-                      unlockedMinutes = (unlocked[g.key] and unlocked[g.key].seconds or 0) / 60 }
+  local out = usage:distinct():byDay():summarize {
+    screenWakes = { "sum", "totalScreenWakes" }, unlocks = { "sum", "totalUnlocks" }, seconds = { "sum", "totalUnlockDuration" },
+  }
+  for _, d in ipairs(out) do
+    d.unlockedMinutes, d.seconds = d.seconds / 60, nil
   end
   return out
 end
@@ -272,13 +257,12 @@ end
 -- Per local day: resting heart rate (10th percentile of the day's 1 Hz estimates, a
 -- common wearable proxy), active heart rate (90th percentile), mean and hours of data.
 function M.heartRate(hr)
-  local byDay = hr:distinct():byDay()
-  local resting = byKey(rows(byDay:quantile("heartRate", 0.1), "day", "bpm"), "day")
-  local active = byKey(rows(byDay:quantile("heartRate", 0.9), "day", "bpm"), "day")
-  local out = {}
-  for _, g in ipairs(byDay:mean("heartRate")) do
-    out[#out + 1] = { day = g.key, resting = resting[g.key].bpm, active = active[g.key].bpm, mean = g.value,
-                      hours = g.count / 3600 }
+  local out = hr:distinct():byDay():summarize {
+    resting = { "quantile", "heartRate", 0.1 }, active = { "quantile", "heartRate", 0.9 },
+    mean = { "mean", "heartRate" }, estimates = { "count", "heartRate" },
+  }
+  for _, d in ipairs(out) do
+    d.hours, d.estimates = d.estimates / 3600, nil
   end
   return out
 end

@@ -35,6 +35,7 @@ final class Bindings {
         b.defineReader()
         b.defineSampleSet()
         b.defineSampleSetDisplay()
+        b.defineSummarize()
         let state = run.state
         state.register(b.readerClass)
         state.register(b.sampleSetClass)
