@@ -50,9 +50,11 @@ public struct RunSettings: Sendable {
     public var seed: Int64
     public var limits: LuaLimits
     public var switches: WorldSwitches
+    /// A failed `expect` raises an error (stopping the run) instead of recording a finding.
+    public var failFast: Bool
 
     public init(protocolPath: String, moduleDirectories: [String], start: Double, days: Int, seed: Int64,
-                limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches()) {
+                limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches(), failFast: Bool = false) {
         self.protocolPath = protocolPath
         self.moduleDirectories = moduleDirectories
         self.start = start
@@ -60,6 +62,7 @@ public struct RunSettings: Sendable {
         self.seed = seed
         self.limits = limits
         self.switches = switches
+        self.failFast = failFast
     }
 
     public var end: Double { start + Double(days) * 86_400 }
@@ -123,6 +126,8 @@ public final class ParticipantRun {
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?
+    /// Failed `expect` checks so far (see `RunSettings.failFast`).
+    public internal(set) var findings: [Finding] = []
     /// Sensors the protocol's code uses (readers made, authorization asked), for `sensorium check`.
     public internal(set) var usedSensors: [Sensor: String] = [:]
 

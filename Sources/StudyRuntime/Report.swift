@@ -64,6 +64,36 @@ public final class ReportBook {
 
     public func table(_ name: String) -> Table? { index[name].map { tables[$0] } }
 
+    /// Adds `other`'s tables (declarations, then rows) after this book's, as if the code that
+    /// filled `other` had reported into this book: tables new to this book come last in
+    /// `other`'s order, a declaration in `other` wins, rows are appended. Appending the
+    /// participants' books in participant order gives what one shared book would hold.
+    /// Throws `ReportError` (naming `participant`) when a table name collides with another's file.
+    public func append(_ other: ReportBook, participant: String) throws {
+        for table in other.tables {
+            let i: Int
+            do { i = try tableIndex(table.name) } catch let e as ReportError {
+                throw ReportError(message: "participant \(participant): report.table: \(e.message)")
+            }
+            if let columns = table.declaredColumns { tables[i].declaredColumns = columns }
+            tables[i].formats.merge(table.formats) { _, new in new }
+            tables[i].rows += table.rows
+            tables[i].seenColumns.formUnion(table.seenColumns)
+        }
+    }
+
+    /// The name of the table that lists failed `expect` checks.
+    public static let findingsTable = "findings"
+
+    /// Adds `findings` as rows of the `findings` table (participant, time, location, message).
+    public func addFindings(_ findings: [Finding]) throws {
+        try declare(ReportBook.findingsTable, columns: ["participant", "time", "location", "message"], formats: [:])
+        for f in findings {
+            try add(ReportBook.findingsTable, row: ["participant": .text(f.participant), "time": .text(f.time),
+                                                    "location": .text(f.location), "message": .text(f.message)])
+        }
+    }
+
     private var fileNames: [String: String] = [:]   // lower-cased file name → table name
 
     private func tableIndex(_ name: String) throws -> Int {

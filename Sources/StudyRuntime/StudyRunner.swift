@@ -19,6 +19,12 @@ public struct StudyOptions: Sendable {
     public var recordingPath: String?
     /// With `recordingPath`: only this participant.
     public var recordingParticipant: String?
+    /// Participants run in parallel (each in its own Lua state); output is the same for any value.
+    public var jobs = 1
+    /// Run only this part of the cohort (`--shard i/n`).
+    public var shard: Shard?
+    /// A failed `expect` stops the participant's run with an error instead of recording a finding.
+    public var failFast = false
 
     public init(protocolPath: String, scenarioPath: String? = nil, moduleDirectories: [String] = []) {
         self.protocolPath = protocolPath
@@ -28,8 +34,10 @@ public struct StudyOptions: Sendable {
 }
 
 /// Runs a protocol for every participant of a scenario in virtual time and
-/// collects the reports. Participants run one after another, each in its own
-/// Lua state, so one participant's globals never leak into another's.
+/// collects the reports. Each participant runs in its own Lua state, so one
+/// participant's globals never leak into another's; with `options.jobs > 1`
+/// participants run in parallel on worker threads, and what they print and
+/// report is still emitted in participant order, byte for byte as with one job.
 public final class StudyRunner {
     public static let defaultStart = "2026-03-02"
     public static let defaultDays = 14
@@ -40,20 +48,49 @@ public final class StudyRunner {
     public private(set) var manifest: StudyManifest?
     /// Things the user should know about the run (a recording's unknown authorization…).
     public private(set) var warnings: [String] = []
+    /// Failed `expect` checks of every participant, in participant order (empty with `failFast`).
+    public private(set) var findings: [Finding] = []
+    /// Ids of the participants this run covers (after `--shard`), in order; set by `run`.
+    public private(set) var participantIDs: [String] = []
+    /// Called on the calling thread after each participant's output is emitted: (done, total).
+    public var progress: ((Int, Int) -> Void)?
 
     public init(options: StudyOptions) { self.options = options }
 
-    /// Runs the study; writes script output through `output` as it happens.
+    /// Runs the study; writes script output through `output` in participant order.
+    /// Throws the first participant's `RunError` (in participant order) after emitting the
+    /// output of the participants before it and that participant's own output up to the error.
+    /// The `findings` table, when there are findings, is added to `report` last.
     public func run(output: @escaping (String) -> Void) throws {
-        for run in try prepare(output: output) {
-            try run.run()
-            if manifest == nil { manifest = run.manifest }
-        }
+        let plan = try makePlan()
+        participantIDs = plan.setups.map(\.id)
+        try CohortExecutor(plan: plan, jobs: max(1, options.jobs)).run(output: output) { outcome in
+            output(outcome.output)
+            try report.append(outcome.report, participant: outcome.participant)
+            findings += outcome.findings
+            if manifest == nil { manifest = outcome.manifest }
+            if let error = outcome.error { throw error }
+        } progress: { [progress] done, total in progress?(done, total) }
+        if !findings.isEmpty { try report.addFindings(findings) }
     }
 
-    /// The participants' runs, set up but not started.
+    /// Everything needed to start any participant's run on any thread (after `--shard`).
+    func makePlan() throws -> CohortPlan {
+        var plan = try options.recordingPath.map { try planRecorded($0) } ?? planSimulated()
+        if let shard = options.shard { plan.setups = shard.part(of: plan.setups) }
+        return plan
+    }
+
+    /// The participants' runs, set up but not started, all reporting into `report`
+    /// (for `check`, `export`, the REPL and tests; `run` uses worker-local reports).
     public func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
-        if let path = options.recordingPath { return try prepareRecorded(path, output: output) }
+        let plan = try makePlan()
+        let world = try plan.world.open()
+        return try plan.setups.map { try plan.makeRun($0, world: world, report: report, output: output) }
+    }
+
+    /// A simulated cohort: the scenario's participants, cut or filled up to `--participants`.
+    func planSimulated() throws -> CohortPlan {
         let scenario = try options.scenarioPath.map { try Scenario.load($0) } ?? Scenario()
         let seed = options.seed ?? scenario.seed ?? 1
         let zoneName = options.timeZone ?? scenario.timeZone ?? "UTC"
@@ -117,8 +154,9 @@ public final class StudyRunner {
             throw ScenarioError(file: options.scenarioPath ?? "scenario", path: index, message: e.message)
         }
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
-                                      start: start, days: days, seed: seed, limits: options.limits, switches: switches)
-        return try setups.map { try ParticipantRun(setup: $0, settings: runSettings, source: source, report: report, output: output) }
+                                      start: start, days: days, seed: seed, limits: options.limits, switches: switches,
+                                      failFast: options.failFast)
+        return CohortPlan(settings: runSettings, setups: setups, world: .simulated(source))
     }
 
     /// A recorded study replayed under the same rules: the virtual clock spans the recording
@@ -126,7 +164,7 @@ public final class StudyRunner {
     /// period), devices and time zones come from the data, recorded recording intervals and
     /// deletion records enter each participant's model, and authorization follows the recorded
     /// timeline (unknown: authorized, with a warning). The scenario, if any, gives only switches.
-    func prepareRecorded(_ path: String, output: @escaping (String) -> Void) throws -> [ParticipantRun] {
+    func planRecorded(_ path: String) throws -> CohortPlan {
         let recorded: RecordedStudy
         do {
             recorded = try RecordedStudy(path: path, participant: options.recordingParticipant)
@@ -154,19 +192,11 @@ public final class StudyRunner {
         let days = options.days ?? recorded.days(in: first.timeZone, hold: hold) ?? StudyRunner.defaultDays
         warnings = recorded.warnings
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
-                                      start: start, days: days, seed: seed, limits: options.limits, switches: switches)
-        var runs: [ParticipantRun] = []
-        for p in recorded.participants {
-            let consent = recorded.consentPolicy(participant: p.id, at: start)
-            let run = try ParticipantRun(setup: ParticipantSetup(id: p.id, timeZone: p.timeZone, consent: consent), settings: runSettings,
-                                         source: recorded.source, report: report, output: output)
-            for change in recorded.prepare(&run.model, participant: p.id) {
-                _ = run.loop.schedule(at: change.at) { [unowned run] in
-                    try run.notify(run.model.authorization.setStatus(change.sensor, change.status))
-                }
-            }
-            runs.append(run)
+                                      start: start, days: days, seed: seed, limits: options.limits, switches: switches,
+                                      failFast: options.failFast)
+        let setups = recorded.participants.map {
+            ParticipantSetup(id: $0.id, timeZone: $0.timeZone, consent: recorded.consentPolicy(participant: $0.id, at: start))
         }
-        return runs
+        return CohortPlan(settings: runSettings, setups: setups, world: .recorded(path: path, participant: options.recordingParticipant, opened: recorded))
     }
 }

@@ -43,6 +43,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "With --recording: only this participant.")
     var participant: String?
 
+    @OptionGroup var cohort: CohortOptions
+
     @OptionGroup var lua: LuaOptions
 
     func run() throws {
@@ -53,7 +55,7 @@ struct RunCommand: ParsableCommand {
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(scriptDir))
         let studyFlags = scenario != nil || days != nil || participants != nil || start != nil || timezone != nil || out != nil
-            || recording != nil
+            || recording != nil || cohort.shard != nil
         guard studyFlags || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
             return
@@ -68,20 +70,44 @@ struct RunCommand: ParsableCommand {
         if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
         options.recordingPath = recording
         options.recordingParticipant = participant
+        options.jobs = try cohort.jobCount()
+        options.failFast = cohort.failFast
+        if let text = cohort.shard {
+            guard let shard = Shard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
+            guard out != nil else { throw ValidationError("--shard needs --out DIR (the folder `sensorium merge` reads)") }
+            options.shard = shard
+        }
         let runner = StudyRunner(options: options)
+        let bar = ProgressBar(unit: "participants", enabled: cohort.showProgress)
+        runner.progress = { done, total in bar.update(done: done, total: total) }
+        var printed = ""
+        let keepPrinted = options.shard != nil
         do {
-            try runner.run { output.write($0) }
+            try runner.run { text in
+                if keepPrinted { printed += text }
+                output.write(text)
+                if bar.clear() { output.flush() }   // printed lines appear where the bar was
+            }
+            bar.finish()
         } catch let error as RunError {
+            bar.finish()
             output.flush()
             printError(error.description)
             throw ExitCode(1)
         } catch let error as ScenarioError {
+            bar.finish()
             output.flush()
             printError(error.description)
             throw ExitCode(1)
         } catch let error as LuaError {
+            bar.finish()
             output.flush()
             printError(error.report())
+            throw ExitCode(1)
+        } catch let error as ReportError {
+            bar.finish()
+            output.flush()
+            printError(error.message)
             throw ExitCode(1)
         }
         for w in runner.warnings { printError("warning: " + w) }
@@ -89,7 +115,13 @@ struct RunCommand: ParsableCommand {
         output.flush()
         if let out {
             try runner.report.write(to: URL(fileURLWithPath: out))
+            if let shard = options.shard {
+                try ShardFile(fingerprint: Fingerprint(options: options, shardCount: shard.count), shard: shard,
+                              participants: runner.participantIDs, output: printed, report: runner.report,
+                              findings: runner.findings).write(to: URL(fileURLWithPath: out))
+            }
         }
+        try reportFindings(runner.findings)
     }
 
     func runPlainScript(_ script: String, dirs: [String], output: OutputBuffer) throws {
@@ -104,6 +136,16 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+/// Lists failed expectations on stderr and fails the command when there are any.
+func reportFindings(_ findings: [Finding]) throws {
+    guard !findings.isEmpty else { return }
+    for f in findings { printError("finding: " + f.description) }
+    let people = Set(findings.map(\.participant)).count
+    printError("\(findings.count) finding\(findings.count == 1 ? "" : "s") (failed expect checks) in \(people) participant\(people == 1 ? "" : "s"); "
+        + "they are the `findings` table (use --fail-fast to stop at the first one)")
+    throw ExitCode(1)
 }
 
 /// A script is a protocol when it declares a study (`study {` or `study(`).

@@ -17,6 +17,6 @@ struct Sensorium: ParsableCommand {
         commandName: "sensorium",
         abstract: "Run SensorKit study protocols written in Lua, in virtual time.",
         subcommands: [RunCommand.self, ReplCommand.self, TestCommand.self, CheckCommand.self, SensorsCommand.self, BenchCommand.self,
-                      ImportCommand.self, ExportCommand.self, InspectCommand.self]
+                      ImportCommand.self, ExportCommand.self, InspectCommand.self, MergeCommand.self]
     )
 }

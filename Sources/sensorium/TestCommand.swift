@@ -4,9 +4,11 @@ import Foundation
 /// `sensorium test`: the golden-output runner.
 ///
 /// Every protocol folder holds protocol.lua, scenario.lua and expected/ (stdout.txt and
-/// each report table as CSV and JSON). Each protocol runs twice, in two processes; any
-/// difference between the runs is reported as non-determinism (file and line), then the
-/// output is compared byte for byte with expected/ and a unified diff shows mismatches.
+/// each report table as CSV and JSON). Each protocol runs twice, in two processes, the
+/// first with one job and the second with `--jobs N`; any difference between the runs is
+/// reported as non-determinism (file and line), then the output is compared byte for byte
+/// with expected/ and a unified diff shows mismatches. A run with findings (failed
+/// `expect` checks) fails.
 struct TestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test",
@@ -19,28 +21,41 @@ struct TestCommand: ParsableCommand {
     @Flag(help: "Write the expected output anew (atomically) and list what changed.")
     var update = false
 
+    @Option(help: "Participants run in parallel in the second of the two runs of each protocol (default: the number of cores).")
+    var jobs: Int?
+
+    @Flag(help: "No progress bar.")
+    var quiet = false
+
     func run() throws {
         let protocols = try findProtocols(paths.isEmpty ? ["protocols"] : paths)
         guard !protocols.isEmpty else { throw ValidationError("no protocol folders (with protocol.lua) found in \(paths.isEmpty ? "protocols/" : paths.joined(separator: " "))") }
+        let jobCount = try CohortOptions.jobCount(jobs)
+        let bar = ProgressBar(unit: "protocols", enabled: CohortOptions.showProgress(quiet: quiet))
         var passed = 0, failed = 0
-        for folder in protocols {
-            let ok = try check(folder)
+        for (i, folder) in protocols.enumerated() {
+            bar.update(done: i, total: protocols.count)
+            let ok = try check(folder, jobs: jobCount, bar: bar)
             if ok { passed += 1 } else { failed += 1 }
         }
+        bar.finish()
         print("\(passed) passed, \(failed) failed")
         if failed > 0 { throw ExitCode(1) }
     }
 
     /// Runs one protocol twice and compares; returns whether it passed.
-    func check(_ folder: String) throws -> Bool {
-        let first = try capture(folder)
-        let second = try capture(folder)
+    func check(_ folder: String, jobs: Int, bar: ProgressBar) throws -> Bool {
+        let first = try capture(folder, jobs: 1)
+        let second = try capture(folder, jobs: jobs)
+        bar.clear()
         defer {
             try? FileManager.default.removeItem(atPath: first.directory)
             try? FileManager.default.removeItem(atPath: second.directory)
         }
         if first.status != 0 {
-            print("FAIL \(folder): the protocol failed (exit \(first.status))\n" + indent(first.stderr))
+            let findings = first.stderr.split(separator: "\n").filter { $0.hasPrefix("finding: ") }.count
+            let why = findings > 0 ? "\(findings) failed expect check\(findings == 1 ? "" : "s") (findings)" : "the protocol failed (exit \(first.status))"
+            print("FAIL \(folder): \(why)\n" + indent(first.stderr))
             return false
         }
         if let difference = firstDifference(first.files, second.files) {
@@ -84,13 +99,13 @@ struct TestCommand: ParsableCommand {
         var files: [String: Data]
     }
 
-    /// Runs `sensorium run FOLDER --out TMP` in a child process and reads what it wrote.
-    func capture(_ folder: String) throws -> Capture {
+    /// Runs `sensorium run FOLDER --out TMP --jobs N` in a child process and reads what it wrote.
+    func capture(_ folder: String, jobs: Int) throws -> Capture {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: selfExecutable())
-        process.arguments = ["run", folder, "--out", dir + "/tables"]
+        process.arguments = ["run", folder, "--out", dir + "/tables", "--jobs", String(jobs), "--quiet"]
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -75,12 +75,17 @@ extension SensoriumCLITests {
         let csv = try String(contentsOf: folder.appendingPathComponent("tables/daily_steps.csv"), encoding: .utf8)
         XCTAssertEqual(csv, "participant,day,steps,km\n" + added.joined(separator: "\n") + "\n")
 
-        // Step 5, the expect guard: with the range raised, the run stops naming the line and the day.
+        // Step 5, the expect guard: with the range raised, the run records findings and goes on
+        // (the README shows stderr), and with --fail-fast it stops naming the line and the day.
         let guarded = source.replacingOccurrences(of: "expect.between(t.steps, 1500, 25000", with: "expect.between(t.steps, 8000, 25000")
         try write("my_study/protocol.lua", guarded.replacingOccurrences(of: anchor, with: anchor + change))
-        let stopped = try sensorium(["run", "my_study"], environment: environment)
-        XCTAssertNotEqual(stopped.status, 0)
-        let expectation = try readmeBlock(startingWith: "$ sensorium run my_study\n[")
+        let findings = try sensorium(["run", "my_study"], environment: environment)
+        XCTAssertEqual(findings.status, 1)
+        let listed = transcript(try readmeBlock(startingWith: "$ sensorium run my_study > /dev/null\n"), after: "sensorium run my_study > /dev/null")
+        XCTAssertEqual(findings.stderr, listed)
+        let stopped = try sensorium(["run", "my_study", "--fail-fast"], environment: environment)
+        XCTAssertEqual(stopped.status, 1)
+        let expectation = try readmeBlock(startingWith: "$ sensorium run my_study --fail-fast\n[")
         let firstLine = try XCTUnwrap(expectation.split(separator: "\n").dropFirst().first)
         XCTAssertTrue((stopped.stdout + stopped.stderr).contains(firstLine), stopped.stdout + stopped.stderr)
     }

@@ -144,13 +144,20 @@ public final class RecordedStore: Sendable {
 }
 
 /// FNV-1a over text, for content fingerprints.
-struct StableDigest {
+/// A 64-bit FNV-1a digest of a sequence of strings (each followed by a separator byte):
+/// stable across runs and machines, for fingerprints, not for security.
+public struct StableDigest: Sendable {
     var state: UInt64 = 0xcbf2_9ce4_8422_2325
-    mutating func add(_ s: String) {
+    public init() {}
+    public mutating func add(_ s: String) {
         for b in s.utf8 { state = (state ^ UInt64(b)) &* 0x100_0000_01b3 }
         state = (state ^ 0xFF) &* 0x100_0000_01b3
     }
-    var hex: String { String(state, radix: 16) }
+    public mutating func add(_ bytes: Data) {
+        for b in bytes { state = (state ^ UInt64(b)) &* 0x100_0000_01b3 }
+        state = (state ^ 0xFF) &* 0x100_0000_01b3
+    }
+    public var hex: String { String(state, radix: 16) }
 }
 
 /// The write side of one import transaction.

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Flags of commands that run a cohort (`run`, `test`): parallelism, findings, progress.
+struct CohortOptions: ParsableArguments {
+    @Option(help: "Participants run in parallel, each in its own Lua state (default: the number of cores). Output is the same for any value.")
+    var jobs: Int?
+
+    @Option(help: "Run only part i of n of the participants (like 3/10) and write it with --out for `sensorium merge`.")
+    var shard: String?
+
+    @Flag(name: .customLong("fail-fast"), help: "Stop at the first failed expect check instead of recording it as a finding.")
+    var failFast = false
+
+    @Flag(help: "No progress bar.")
+    var quiet = false
+
+    func jobCount() throws -> Int { try CohortOptions.jobCount(jobs) }
+    var showProgress: Bool { CohortOptions.showProgress(quiet: quiet) }
+
+    /// `--jobs`, else the number of cores; at least 1.
+    static func jobCount(_ jobs: Int?) throws -> Int {
+        if let jobs {
+            guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+            return jobs
+        }
+        return max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// Progress bars only on a terminal and without --quiet.
+    static func showProgress(quiet: Bool) -> Bool { !quiet && isatty(2) != 0 }
+}
+
+/// A progress bar on standard error: `[████░░░░]  412/1000 participants  8.3/s  1:11 left`.
+/// Drawn at most 10 times a second; `clear()` removes it before other output, `finish()` at the end.
+final class ProgressBar {
+    let unit: String
+    let enabled: Bool
+    private let started = DispatchTime.now().uptimeNanoseconds
+    private var lastDraw: UInt64 = 0
+    private var drawn = false
+    private var last: (done: Int, total: Int) = (0, 0)
+
+    init(unit: String, enabled: Bool) {
+        self.unit = unit
+        self.enabled = enabled
+    }
+
+    func update(done: Int, total: Int) {
+        guard enabled else { return }
+        last = (done, total)
+        let now = DispatchTime.now().uptimeNanoseconds
+        if done < total && now - lastDraw < 100_000_000 { return }
+        lastDraw = now
+        draw(now)
+    }
+
+    private func draw(_ now: UInt64) {
+        let (done, total) = last
+        let frac = total > 0 ? min(1, Double(done) / Double(total)) : 1
+        let width = 30
+        let filled = Int(frac * Double(width))
+        let secs = Double(now - started) / 1e9
+        let rate = secs > 0 ? Double(done) / secs : 0
+        let left = rate > 0 ? Double(total - done) / rate : 0
+        let line = "\r[" + String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled) + "] "
+            + "\(done)/\(total) \(unit)  " + String(format: "%.1f/s", rate) + "  " + ProgressBar.clock(left) + " left\u{1B}[K"
+        FileHandle.standardError.write(Data(line.utf8))
+        drawn = true
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        return s >= 3600 ? String(format: "%d:%02d:%02d", s / 3600, s / 60 % 60, s % 60) : String(format: "%d:%02d", s / 60, s % 60)
+    }
+
+    /// Removes the bar (before other output on the terminal); the next update draws it again.
+    /// Returns whether a bar was showing.
+    @discardableResult
+    func clear() -> Bool {
+        guard enabled, drawn else { return false }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        drawn = false
+        lastDraw = 0
+        return true
+    }
+
+    func finish() { clear() }
+}
