@@ -1,0 +1,227 @@
+import LuaHost
+import SensorKitModel
+
+/// The `SRSensorReader` type: properties, recording, fetches and their delivery to the
+/// delegate, and samples as Lua rows.
+extension Bindings {
+    func defineReader() {
+        readerClass.describe = { "SRSensorReader(\($0.stream == .samples ? $0.sensor.rawValue : $0.sensor.rawValue + ".tombstones"))" }
+        readerClass.property("sensor", get: { r, call in call.push(r.sensor.rawValue) })
+        readerClass.property("authorizationStatus", get: { [unowned self] r, call in call.push(self.run.model.status(r.sensor).name) })
+        // The delegate lives in a table with weak keys (an ephemeron table) keyed by the
+        // reader's userdata, so a delegate whose callbacks refer to the reader does not
+        // keep it alive.
+        readerClass.property("delegate", get: { [unowned self] _, call in
+            guard let get = self.getDelegate else { call.pushNil(); return }
+            call.push(get)
+            call.push(call.reference(1))
+            try call.state.pcall(arguments: 1, results: 1)
+        }, set: { [unowned self] _, call, i in
+            guard call.isNil(i) || call.typeName(i) == "table" else {
+                throw LuaScriptError("reader.delegate must be a table of callbacks, got \(call.typeName(i))")
+            }
+            guard let set = self.setDelegate else { return }
+            try self.run.state.call(set, [.reference(call.reference(1)), .reference(call.reference(i))], results: 0)
+        })
+        readerClass.method("startRecording") { [unowned self] r, _ in
+            let outcome = self.run.model.startRecording(r.sensor, stream: r.stream)
+            try self.deliverRecording(r, outcome, success: "willStartRecording", failure: "startRecordingFailedWithError")
+            return 0
+        }
+        readerClass.method("stopRecording") { [unowned self] r, _ in
+            let outcome = self.run.model.stopRecording(r.sensor, stream: r.stream)
+            try self.deliverRecording(r, outcome, success: "didStopRecording", failure: "stopRecordingFailedWithError")
+            return 0
+        }
+        readerClass.method("fetch") { [unowned self] r, call in
+            let request = try self.request(call, 2)
+            try self.startFetch(r, request, call.reference(2))
+            return 0
+        }
+        readerClass.method("fetchDevices") { [unowned self] r, _ in
+            let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
+            try self.run.deliver(to: r) { [unowned self] in
+                switch response {
+                case .devices(let devices):
+                    try self.run.callDelegate(r, "didFetchDevices", [.array(devices.map(self.deviceValue))])
+                case .failed(let e):
+                    try self.run.callDelegate(r, "fetchDevicesDidFailWithError", [try self.errorValue(e)])
+                case .ignored: break
+                }
+            }
+            return 0
+        }
+        readerClass.method("samples") { [unowned self] r, call in
+            let request = try self.request(call, 2)
+            switch self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source) {
+            case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
+            case .ignored:
+                call.push(SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone, batches: []),
+                          as: self.sampleSetClass)
+            case .delivering(let plan):
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
+                    var it = plan.makeIterator()
+                    return AnyIterator { it.next()?.batch }
+                }
+                call.push(set, as: self.sampleSetClass)
+            }
+            return 1
+        }
+        readerClass.method("devices") { [unowned self] r, call in
+            switch self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source) {
+            case .devices(let devices): call.push(.array(devices.map(self.deviceValue)))
+            case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
+            case .ignored: call.push(.array([]))
+            }
+            return 1
+        }
+    }
+
+    func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, success: String, failure: String) throws {
+        try run.deliver(to: r) { [unowned self] in
+            switch outcome {
+            case .willStart, .didStop: try self.run.callDelegate(r, success, [])
+            case .failed(let e): try self.run.callDelegate(r, failure, [try self.errorValue(e)])
+            case .ignored: break
+            }
+        }
+    }
+
+    /// `reader:fetch(request)`: evaluates the request now and queues its delivery. A
+    /// reader runs one fetch at a time (§7.6): from the call until its terminal callback,
+    /// another `fetch` on the same reader fails with 8194 (`concurrentFetchPolicy =
+    /// fail`, default) or waits its turn (`queue`).
+    func startFetch(_ r: Reader, _ request: FetchRequest, _ requestRef: LuaReference) throws {
+        if r.fetchRunning {
+            switch run.model.switches.concurrentFetchPolicy {
+            case .queue:
+                r.queuedFetches.append((request, requestRef))
+            case .fail:
+                let error = SensorKitError(.internalError, "a fetch is already running on this reader (\(r.sensor.rawValue)): "
+                    + "start the next one from didCompleteFetch or fetchFailedWithError, or use another reader (concurrentFetchPolicy = fail)")
+                try run.deliver(to: r) { [unowned self] in
+                    try self.run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try self.errorValue(error)])
+                }
+            }
+            return
+        }
+        let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
+        if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
+        r.fetchRunning = true
+        try run.deliver(to: r) { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
+    }
+
+    /// The reader's fetch has ended (just before its terminal callback): the next queued one starts.
+    func finishFetch(_ r: Reader) throws {
+        r.fetchRunning = false
+        if !r.queuedFetches.isEmpty {
+            let (request, ref) = r.queuedFetches.removeFirst()
+            try startFetch(r, request, ref)
+        }
+    }
+
+    /// Delivers a fetch: one `didFetchResult(reader, request, result)` per result while it
+    /// returns true, then `didCompleteFetch(reader, request)`; or `fetchFailedWithError`.
+    /// Without a device in the request, the device used is written back into the request
+    /// table before the first callback (§7.5).
+    func deliverFetch(_ r: Reader, _ response: FetchResponse, request: FetchRequest, requestRef: LuaReference) throws {
+        switch response {
+        case .ignored:
+            try finishFetch(r)
+        case .failed(let e):
+            try finishFetch(r)
+            try run.callDelegate(r, "fetchFailedWithError", [.reference(requestRef), try errorValue(e)])
+        case .delivering(let plan):
+            if request.device == nil, let device = plan.request.device, let setField {
+                try run.state.call(setField, [.reference(requestRef), .string("device"), deviceValue(device)], results: 0)
+            }
+            var stop = false
+            for chunk in plan where !stop {
+                for i in 0..<chunk.resultCount where !stop {
+                    let result = try resultValue(chunk, i, sensor: r.sensor, stream: r.stream)
+                    let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])
+                    // Only `true` asks for more (SensorKit's Bool): `false`, nil or anything else
+                    // stops, and so does a delegate without didFetchResult, after the first
+                    // result (§7.2 step 5, §11).
+                    if answer != .boolean(true) { stop = true }
+                }
+            }
+            try finishFetch(r)
+            try run.callDelegate(r, "didCompleteFetch", [.reference(requestRef)])
+        }
+    }
+
+    /// One `SRFetchResult`: `{ timestamp = SR, sample = {...} }`, or for array sensors
+    /// `sample` is a SampleSet of the batch written together.
+    func resultValue(_ chunk: FetchChunk, _ i: Int, sensor: Sensor, stream: FetchStream) throws -> LuaValue {
+        let rows = chunk.rows(ofResult: i)
+        let timestamp = LuaValue.number(chunk.timestamp(ofResult: i).rawValue)
+        if sensor.shape == .array {
+            let set = SampleSet(sensor: sensor, stream: stream, timeZone: run.clock.timeZone, batches: [chunk.batch.slice(rows)])
+            run.state.push(set, as: sampleSetClass)
+            let ref = run.state.makeReference(at: -1)
+            run.state.top -= 1
+            return .dictionary(["timestamp": timestamp, "sample": .reference(ref)])
+        }
+        let rowTime = stream == .samples ? sensor.info.rowTimeField?.name : nil
+        return .dictionary(["timestamp": timestamp, "sample": Bindings.rowValue(chunk.batch, rows.lowerBound, rowTime: rowTime)])
+    }
+
+    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`, and the
+    /// sample's own date under its SensorKit name too (`rowTime`: `startDate`, `date`, …).
+    static func rowValue(_ batch: SampleBatch, _ i: Int, rowTime: String?) -> LuaValue {
+        var entries: [String: LuaValue] = ["time": .number(batch.times[i]), "writeTime": .number(batch.writeTimes[i])]
+        if let rowTime { entries[rowTime] = .number(batch.times[i]) }
+        for column in batch.columns {
+            if let present = column.present, !present[i] { continue }
+            switch column.data {
+            case .double(let v): entries[column.name] = .number(v[i])
+            case .int(let v): entries[column.name] = .integer(v[i])
+            case .bool(let v): entries[column.name] = .boolean(v[i])
+            case .string(let v): entries[column.name] = .string(v[i])
+            case .value(let v): entries[column.name] = fieldValue(v[i])
+            }
+        }
+        return .dictionary(entries)
+    }
+
+    static func fieldValue(_ v: FieldValue) -> LuaValue {
+        switch v {
+        case .null: .nil
+        case .bool(let b): .boolean(b)
+        case .int(let i): .integer(i)
+        case .double(let d): .number(d)
+        case .string(let s): .string(s)
+        case .array(let a): .array(a.map(fieldValue))
+        case .object(let o): .table(LuaTable(entries: o.map { (key: LuaValue.string($0.0), value: fieldValue($0.1)) }))
+        }
+    }
+}
+
+/// One `SRSensorReader` of a protocol.
+///
+/// Lifetime: like an `SRSensorReader` object, a reader lives while the protocol refers
+/// to it. The runtime keeps its userdata only weakly (by `id`, in the prelude's `live`
+/// table) and its delegate in a weak-keyed table, so once the protocol drops every
+/// reference the reader is collected and gets no more callbacks. While a callback for
+/// it is queued (`pins` > 0: a fetch, `fetchDevices`, start/stop outcome or status
+/// change) it is pinned, so what the protocol started still reports. Recording is the
+/// app's, not the object's (§6.2): collecting a reader does not stop it.
+public final class Reader {
+    public let sensor: Sensor
+    public let stream: FetchStream
+    /// The key of the reader's userdata in the prelude's tables.
+    let id: Int64
+    /// A fetch was started and its terminal callback has not been delivered yet (§7.6).
+    var fetchRunning = false
+    /// Fetches waiting for the running one (`concurrentFetchPolicy = queue`).
+    var queuedFetches: [(FetchRequest, LuaReference)] = []
+    /// Queued callbacks for this reader; the userdata is pinned while it is positive.
+    var pins = 0
+
+    init(sensor: Sensor, stream: FetchStream, id: Int64) {
+        self.sensor = sensor
+        self.stream = stream
+        self.id = id
+    }
+}

@@ -1,0 +1,44 @@
+import LuaHost
+import SensorKitModel
+
+/// The Swift side of the prelude's `time` and `log` modules (`__runtime`).
+extension Bindings {
+    func runtimeFunctions() -> [(String, LuaFunction)] {
+        [
+            ("log", { [unowned self] call in
+                let level = try call.string(1)
+                let text = try call.string(2)
+                self.run.output("[\(self.run.setup.id) \(LocalTime.minuteLabel(self.run.clock.now, self.run.clock.timeZone))] \(level): \(text)\n")
+                return 0
+            }),
+            ("timezone", { [unowned self] call in
+                call.push(self.run.clock.timeZone.identifier)
+                return 1
+            }),
+            ("day", { [unowned self] call in
+                call.push(LocalTime.dayLabel(try call.optionalDouble(1) ?? self.run.model.clock.wallNow, self.run.clock.timeZone))
+                return 1
+            }),
+            ("start_of_day", { [unowned self] call in
+                call.push(LocalTime.startOfDay(try call.optionalDouble(1) ?? self.run.model.clock.wallNow, self.run.clock.timeZone))
+                return 1
+            }),
+            ("duration", { [unowned self] call in
+                call.push(try self.duration(call, 1))
+                return 1
+            }),
+            ("parse", { [unowned self] call in
+                call.push(try self.when(call, 1))
+                return 1
+            }),
+            ("study_start", { [unowned self] call in
+                call.push(self.run.settings.start)
+                return 1
+            }),
+            ("study_end", { [unowned self] call in
+                call.push(self.run.settings.end)
+                return 1
+            }),
+        ]
+    }
+}
