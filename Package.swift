@@ -34,7 +34,8 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
         .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel"]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends",
+                                                      .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).
         .testTarget(name: "SensoriumCLITests", dependencies: []),
     ],

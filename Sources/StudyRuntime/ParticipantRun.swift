@@ -162,29 +162,40 @@ public final class ParticipantRun {
 
     /// Runs only the protocol's top level (declarations, readers, schedules).
     public func runTopLevel() throws {
-        do {
-            try state.executeFile(settings.protocolPath)
-        } catch let e as LuaError {
-            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
-        }
+        try guarded { try state.executeFile(settings.protocolPath) }
     }
 
     /// Runs events up to `limit` (inclusive), advancing the clocks; stops at the first error.
     public func drain(until limit: Double) throws {
         while let (time, action) = loop.next(upTo: limit) {
             advance(to: time)
-            do {
-                try action()
-            } catch let e as LuaError {
-                throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
-            } catch let e as RunError {
-                throw e
-            } catch {
-                throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
-                               error: LuaError(kind: .runtime, message: "\(error)"))
-            }
+            try guarded(action)
         }
         advance(to: limit)
+    }
+
+    /// Runs `body` (the top level or one event) and turns what it throws into a `RunError` at
+    /// the current virtual time. A sample source that cannot read its data (a corrupt store
+    /// chunk) interrupts the Lua code at once, and the run fails with the source's error
+    /// (store, participant, sensor, device, range, message), even if the protocol caught the
+    /// interruption or the read happened in Swift code that went on.
+    func guarded(_ body: () throws -> Void) throws {
+        var failure: Error?
+        SampleReadFailures.observing({ [state] in state.interrupt() }) {
+            do { try body() } catch { failure = error }
+        }
+        if let broken = SampleReadFailures.take() {
+            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
+                           error: LuaError(kind: .runtime, message: broken.description))
+        }
+        switch failure {
+        case nil: return
+        case let e as LuaError: throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
+        case let e as RunError: throw e
+        case let e?:
+            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
+                           error: LuaError(kind: .runtime, message: "\(e)"))
+        }
     }
 
     func advance(to t: Double) {

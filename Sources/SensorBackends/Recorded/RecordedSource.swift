@@ -95,8 +95,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         do {
             return try read(ref, sensor: sensor, after: after, through: through)
         } catch {
-            // The protocol requires an answer; a corrupt store is reported once on stderr.
-            FileHandle.standardError.write("sensorium: reading \(store.path): \(error)\n".data(using: .utf8)!)
+            // `samples` cannot throw: the failure goes to the reading thread's run, which stops
+            // with it (an empty batch is returned meanwhile, never used as data).
+            SampleReadFailures.report(SampleReadError(store: store.path, participant: participant, sensor: sensor, device: device,
+                                                      range: TimeRange(after: after, through: through), message: "\(error)"))
             return SampleBatch.empty(for: sensor)
         }
     }

@@ -10,9 +10,14 @@ import SensorKitModel
 /// schema column per chunk, see `ColumnCodec`), `recordingInterval`, `authorization`,
 /// `deletion`. The index `chunk(stream, minWrite)` (the stream standing for participant,
 /// device and sensor) serves write-time ranges; a query reads only the overlapping chunks.
+///
+/// One store object is one SQLite connection (a GRDB `DatabaseQueue`): a replay opens one
+/// per worker thread. Opening an existing store writes nothing to it (a `DatabasePool`
+/// would: GRDB creates and drops a table to make a WAL file), so a failed import leaves
+/// the file byte for byte as it was.
 public final class RecordedStore: Sendable {
     public let path: String
-    let pool: DatabasePool
+    let pool: DatabaseQueue
 
     /// Rows per chunk for streams of plain numbers; nested-value streams use `valueChunkRows`.
     public static let chunkRows = 65_536
@@ -27,6 +32,7 @@ public final class RecordedStore: Sendable {
             config.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 65536") }
             let q = try DatabaseQueue(path: path, configuration: config)
             try RecordedStore.migrator.migrate(q)
+            try q.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
             try q.close()
         }
         var config = Configuration()
@@ -34,8 +40,7 @@ public final class RecordedStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA cache_size = -16384")
         }
-        config.maximumReaderCount = 4
-        pool = try DatabasePool(path: path, configuration: config)
+        pool = try DatabaseQueue(path: path, configuration: config)
         try RecordedStore.migrator.migrate(pool)
     }
 
@@ -143,7 +148,6 @@ public final class RecordedStore: Sendable {
     public func close() throws { try pool.close() }
 }
 
-/// FNV-1a over text, for content fingerprints.
 /// A 64-bit FNV-1a digest of a sequence of strings (each followed by a separator byte):
 /// stable across runs and machines, for fingerprints, not for security.
 public struct StableDigest: Sendable {
