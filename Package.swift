@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "SensorBackends", dependencies: ["SensorKitModel", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends"]),
         .executableTarget(name: "sensorium", dependencies: [
-            "LuaHost", "StudyRuntime", "CEditLine", "CLuaShim",
+            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "CLua", "CLuaShim", "CEditLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),

@@ -33,6 +33,11 @@ struct BenchLua: ParsableCommand {
     @Option(help: "Repetitions; the median is reported.")
     var repeats: Int = 5
 
+    func validate() throws {
+        try FlagCheck.positive(calls, "--calls")
+        try FlagCheck.positive(repeats, "--repeats")
+    }
+
     func run() throws {
         let state = try LuaState(limits: .unlimited, sandbox: SandboxOptions())
         var counter = 0
@@ -97,6 +102,8 @@ struct BenchStudy: ParsableCommand {
 
     @Option(help: "Days of accelerometer to summarise.")
     var days: Int = 7
+
+    func validate() throws { try FlagCheck.positive(days, "--days") }
 
     static let protocolSource = """
     study {
@@ -227,6 +234,8 @@ struct BenchSimulate: ParsableCommand {
 
     @Option(help: "Days to generate per stream.")
     var days: Int = 7
+
+    func validate() throws { try FlagCheck.positive(days, "--days") }
 
     func run() throws {
         let t0 = DispatchTime.now().uptimeNanoseconds

@@ -14,6 +14,8 @@ struct BenchStore: ParsableCommand {
     @Option(help: "Work in this folder and keep its files (default: a temporary folder, removed).")
     var keep: String?
 
+    func validate() throws { try FlagCheck.positive(days, "--days") }
+
     func run() throws {
         try StoreBenchmark.run(weekDays: days, directory: keep.map { URL(fileURLWithPath: $0) }) { line in
             FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)

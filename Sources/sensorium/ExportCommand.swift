@@ -37,6 +37,10 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Only these sensors, comma-separated (default: every sensor the simulator produces).")
     var sensors: String?
 
+    func validate() throws {
+        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
+    }
+
     func run() throws {
         // The runner reads the scenario exactly as `run` does; no protocol is executed.
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")

@@ -11,8 +11,8 @@ struct ImportCommand: ParsableCommand {
         """
     )
 
-    @Option(help: "Input format: native, mhc-csv or mdh-json.")
-    var format: String
+    @Option(help: "Input format.")
+    var format: ImportFormat
 
     @Argument(help: "Files or folders to import.")
     var sources: [String]
@@ -26,10 +26,12 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "IANA time zone for participants the input does not place (mhc-csv, mdh-json; default UTC).")
     var timezone: String?
 
+    func validate() throws {
+        guard !sources.isEmpty else { throw ValidationError("give at least one file or folder to import") }
+    }
+
     func run() throws {
-        guard let f = ImportFormat(rawValue: format) else {
-            throw ValidationError("unknown format '\(format)': expected one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let f = format
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             let store = try RecordedStore(path: into)

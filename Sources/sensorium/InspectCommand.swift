@@ -18,6 +18,10 @@ struct InspectCommand: ParsableCommand {
     @Option(help: "Report write-time gaps at least this many minutes long (default: 60, or 20 periods of a sensor's cadence).")
     var gapMinutes: Double?
 
+    func validate() throws {
+        if let gapMinutes, !(gapMinutes > 0 && gapMinutes.isFinite) { throw ValidationError("--gap-minutes must be a positive number, got \(gapMinutes)") }
+    }
+
     func run() throws {
         guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("\(store): no such file") }
         let rec: RecordedSource

@@ -16,6 +16,13 @@ struct LuaOptions: ParsableArguments {
     @Option(name: .customLong("seed"), help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
     var seedOption: Int64?
 
+    func validate() throws {
+        try FlagCheck.nonNegative(memoryLimitMiB, "--memory-limit")
+        try FlagCheck.nonNegative(timeLimitSeconds, "--time-limit")
+        try FlagCheck.nonNegative(instructionBudget, "--instruction-budget")
+        guard timeLimitSeconds.isFinite, timeLimitSeconds <= 1e9 else { throw ValidationError("--time-limit must be a number of seconds up to 1e9, got \(timeLimitSeconds)") }
+    }
+
     var seed: Int64 { seedOption ?? 1 }
     var seedGiven: Bool { seedOption != nil }
 

@@ -37,6 +37,10 @@ struct ReplCommand: ParsableCommand {
 
     @OptionGroup var lua: LuaOptions
 
+    func validate() throws {
+        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
+    }
+
     @Option(help: "History file (default ~/.sensorium_history).")
     var history: String?
 

@@ -47,6 +47,11 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var lua: LuaOptions
 
+    func validate() throws {
+        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
+        if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
+    }
+
     func run() throws {
         let script = try resolveScript(path)
         let output = OutputBuffer()
@@ -67,7 +72,6 @@ struct RunCommand: ParsableCommand {
         options.start = start
         options.timeZone = timezone
         options.limits = lua.limits
-        if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
         options.recordingPath = recording
         options.recordingParticipant = participant
         options.jobs = try cohort.jobCount()

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import SensorBackends
+import StudyRuntime
+
+/// Checks of flag values that `validate()` runs before any work, so a bad flag fails
+/// with argument-parser's usage message and nothing is read, simulated or written.
+/// Each throws `ValidationError` naming the flag and what was expected.
+enum FlagCheck {
+    /// A count or length that must be at least 1 when given.
+    static func positive(_ value: Int?, _ flag: String) throws {
+        if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, got \(value)") }
+    }
+
+    /// A number that must not be negative (limits where 0 means none).
+    static func nonNegative<T: Comparable & Numeric>(_ value: T, _ flag: String) throws {
+        if value < 0 { throw ValidationError("\(flag) must not be negative (0 means none), got \(value)") }
+    }
+
+    /// An IANA time zone name, when given.
+    static func timeZone(_ name: String?) throws {
+        if let name, TimeZone(identifier: name) == nil {
+            throw ValidationError("--timezone: unknown time zone '\(name)' (use an IANA name like Europe/Berlin)")
+        }
+    }
+
+    /// A first study day in the grammar the runner reads (`LocalTime.parse`), when given.
+    static func startDay(_ text: String?) throws {
+        if let text, LocalTime.parse(text, TimeZone(identifier: "UTC")!) == nil {
+            throw ValidationError("--start: expected a date like 2026-03-02, got '\(text)'")
+        }
+    }
+
+    /// The world flags `run`, `repl` and `export` share.
+    static func world(days: Int?, participants: Int?, start: String?, timezone: String?) throws {
+        try positive(days, "--days")
+        try positive(participants, "--participants")
+        try startDay(start)
+        try timeZone(timezone)
+    }
+}
+
+extension ImportFormat: ExpressibleByArgument {}
