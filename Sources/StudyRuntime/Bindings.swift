@@ -105,12 +105,9 @@ final class Bindings {
       return setmetatable({ code = code, name = name, domain = domain, message = message, underlying = underlying }, error_mt)
     end
 
-    -- Error codes by name, as SensorKit's SRError.Code.
-    local codes = { invalidEntitlement = 0, noAuthorization = 1, dataInaccessible = 2, fetchRequestInvalid = 3,
-                    promptDeclined = 4, noNewAuthorizationGroups = 8201, promptBusy = 8195, promptCancelled = 8196,
-                    invalidInfoPlist = 8197, connectionNotFound = 8193, internalError = 8194 }
+    -- Error codes by name (SRErrorCode.known, defined in the model).
     local sk = sensorkit
-    sk.errors = codes
+    sk.errors = rt.error_codes()
     sk.isError = function(v) return getmetatable(v) == error_mt end
 
     -- Durations in seconds.

@@ -3,6 +3,13 @@ import SensorKitModel
 
 /// The Swift side of the prelude's `time` and `log` modules (`__runtime`).
 extension Bindings {
+    /// `sensorkit.errors`: every named `SRErrorCode`, name → code.
+    static var errorCodes: LuaValue {
+        .dictionary(Dictionary(uniqueKeysWithValues: SRErrorCode.known.compactMap { code in
+            code.name.map { ($0, LuaValue.integer(Int64(code.rawValue))) }
+        }))
+    }
+
     func runtimeFunctions() -> [(String, LuaFunction)] {
         [
             ("log", { [unowned self] call in
@@ -37,6 +44,10 @@ extension Bindings {
             }),
             ("study_end", { [unowned self] call in
                 call.push(self.run.settings.end)
+                return 1
+            }),
+            ("error_codes", { call in
+                call.push(Bindings.errorCodes)
                 return 1
             }),
         ]
