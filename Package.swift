@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "LuaHost", targets: ["LuaHost"]),
         .library(name: "SensorKitModel", targets: ["SensorKitModel"]),
+        .library(name: "JSONText", targets: ["JSONText"]),
         .library(name: "SensorBackends", targets: ["SensorBackends"]),
         .library(name: "StudyRuntime", targets: ["StudyRuntime"]),
         .executable(name: "sensorium", targets: ["sensorium"]),
@@ -25,8 +26,10 @@ let package = Package(
         .target(name: "CLuaShim", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim"]),
         .target(name: "SensorKitModel"),
-        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends"]),
+        // JSON string literals for every writer; a leaf (no dependencies).
+        .target(name: "JSONText"),
+        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends", "JSONText"]),
         .executableTarget(name: "sensorium", dependencies: [
             "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "CLua", "CLuaShim", "CEditLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

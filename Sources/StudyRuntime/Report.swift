@@ -1,5 +1,5 @@
 import Foundation
-import SensorBackends
+import JSONText
 
 /// One cell of a report table.
 public enum ReportValue: Sendable, Equatable {
@@ -263,9 +263,7 @@ public final class ReportBook {
 
     /// A JSON string literal (quotes, backslashes and control characters escaped).
     public static func jsonString(_ s: String) -> String {
-        var out = ""
-        JSONWriter.string(s, into: &out)
-        return out
+        JSONText.string(s)
     }
 
     /// Writes `NAME.csv` and `NAME.json` for every table into `directory`, atomically per file.

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import SensorKitModel
 
 /// A streaming JSON reader: objects and arrays can be walked item by item (so a `samples`
@@ -246,7 +247,7 @@ final class JSONReader {
 
 /// Writes `FieldValue`s as JSON (keys in order; non-finite doubles as NaN / Infinity /
 /// -Infinity; a double always carries a '.' or an exponent so it reads back as a double).
-public enum JSONWriter {
+enum JSONWriter {
     static func write(_ v: FieldValue, into s: inout String) {
         switch v {
         case .null: s += "null"
@@ -280,28 +281,6 @@ public enum JSONWriter {
         return t
     }
 
-    /// Appends `t` as a JSON string literal (quotes, backslashes and control characters
-    /// escaped). Also used for report tables.
-    public static func string(_ t: String, into s: inout String) {
-        // Most strings need no escape: append them whole.
-        if !t.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            s += "\""
-            s += t
-            s += "\""
-            return
-        }
-        s += "\""
-        for u in t.unicodeScalars {
-            switch u {
-            case "\"": s += "\\\""
-            case "\\": s += "\\\\"
-            case "\n": s += "\\n"
-            case "\r": s += "\\r"
-            case "\t": s += "\\t"
-            default:
-                if u.value < 0x20 { s += String(format: "\\u%04x", u.value) } else { s.unicodeScalars.append(u) }
-            }
-        }
-        s += "\""
-    }
+    /// Appends `t` as a JSON string literal (`JSONText.string`).
+    static func string(_ t: String, into s: inout String) { JSONText.string(t, into: &s) }
 }
