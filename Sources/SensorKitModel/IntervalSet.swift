@@ -100,7 +100,9 @@ public struct IntervalSet: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
-    static func normalise(_ input: [TimeRange]) -> [TimeRange] {
+    /// The ranges sorted, empty ones dropped, overlapping and touching ones merged:
+    /// the one interval merge of the package (the simulator's stories use it too).
+    public static func normalise(_ input: [TimeRange]) -> [TimeRange] {
         let sorted = input.filter { !$0.isEmpty }.sorted { ($0.after, $0.through) < ($1.after, $1.through) }
         var out: [TimeRange] = []
         for r in sorted {

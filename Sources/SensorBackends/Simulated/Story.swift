@@ -1,4 +1,5 @@
 import Foundation
+import SensorKitModel
 
 /// What the participant is doing.
 enum Activity: UInt8, Sendable {
@@ -579,18 +580,9 @@ func splitAt(_ blocks: [Block], _ t: Double) -> [Block] {
     return out
 }
 
-/// Sorted, non-overlapping union; touching intervals merge.
+/// Sorted, non-overlapping union; touching intervals merge (`IntervalSet.normalise`).
 func mergeIntervals(_ xs: [Interval]) -> [Interval] {
-    let s = xs.filter { $0.end > $0.start }.sorted { $0.start < $1.start }
-    var out: [Interval] = []
-    for x in s {
-        if let last = out.last, x.start <= last.end {
-            out[out.count - 1].end = max(last.end, x.end)
-        } else {
-            out.append(x)
-        }
-    }
-    return out
+    IntervalSet.normalise(xs.map { TimeRange(after: $0.start, through: $0.end) }).map { Interval(start: $0.after, end: $0.through) }
 }
 
 extension DayStory {
