@@ -369,19 +369,11 @@ public struct WorldSwitches: Sendable, Hashable {
         for key in values.keys.sorted() { try set(name: key, value: values[key]!) }
     }
 
-    /// Parses seconds from a number or from text with a unit: `"90"`, `"30s"`, `"15m"`, `"24h"`, `"7.5d"`, `"2w"`.
+    /// Parses seconds from a number or from a duration (`DurationText`): `"90"`, `"30s"`, `"15m"`, `"24h"`, `"7.5d"`, `"2w"`.
     public static func seconds(_ value: SwitchValue) -> Double? {
         switch value {
         case .number(let d): return d.isFinite ? d : nil
-        case .string(let raw):
-            let s = trimmed(raw).lowercased()
-            let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3_600), ("d", 86_400), ("w", 604_800)]
-            for (suffix, factor) in units where s.hasSuffix(suffix) {
-                let number = trimmed(String(s.dropLast(suffix.count)))
-                if let d = Double(number), d.isFinite { return d * factor }
-            }
-            if let d = Double(s), d.isFinite { return d }
-            return nil
+        case .string(let raw): return DurationText.seconds(raw)
         default: return nil
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LuaHost
+import SensorKitModel
 
 /// The virtual wall clock of one participant's run. The event loop moves it;
 /// scripts read it through `time.now()`, `os.time()` and `os.date()`.
@@ -125,29 +126,6 @@ public enum LocalTime {
         return time(onDayOf: day, hour: h, minute: m, tz)
     }
 
-    /// Parses durations: a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".
-    public static func parseDuration(_ text: String) -> Double? {
-        if let n = Double(text) { return n }
-        var total = 0.0
-        var number = ""
-        var sawUnit = false
-        for ch in text.lowercased() where ch != " " {
-            if ch.isNumber || ch == "." { number.append(ch); continue }
-            guard let n = Double(number) else { return nil }
-            let unit: Double
-            switch ch {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3600
-            case "d": unit = 86_400
-            case "w": unit = 604_800
-            default: return nil
-            }
-            total += n * unit
-            number = ""
-            sawUnit = true
-        }
-        guard number.isEmpty, sawUnit else { return nil }
-        return total
-    }
+    /// Parses durations (`DurationText`): a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".
+    public static func parseDuration(_ text: String) -> Double? { DurationText.seconds(text) }
 }
