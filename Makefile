@@ -37,8 +37,9 @@ release: deps
 demo: release
 	$(BIN_RELEASE) run $(DEMO)
 
-## test: every unit test, then the golden protocols
+## test: the import rule (docs/architecture.md), every unit test, then the golden protocols
 test: deps
+	sh scripts/check-imports.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
