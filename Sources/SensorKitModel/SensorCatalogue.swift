@@ -172,18 +172,21 @@ public enum SensorCatalogue {
 
     private static func makeInfo(_ sensor: Sensor) -> SensorInfo {
         let p: [DeviceKind] = [.phone], w: [DeviceKind] = [.watch], pw: [DeviceKind] = [.phone, .watch]
-        func info(_ ent: String, _ entOK: Bool, _ key: String, _ keyOK: Bool, _ objc: String, _ type: String,
-                  _ kinds: [DeviceKind], _ shape: ResultShape, _ os: OSVersion, _ cadence: Cadence,
-                  _ fields: [FieldSchema]) -> SensorInfo {
-            SensorInfo(sensor: sensor, entitlement: ent, entitlementConfirmed: entOK, usageKey: key,
-                       usageKeyConfirmed: keyOK, objcConstant: objc, sampleType: type, deviceKinds: kinds,
-                       shape: shape, firstOS: os, cadence: cadence, fields: fields)
+        /// One catalogue entry; every value labelled (contract §2.1, §2.2, §3.1, §3.2, §3.3).
+        func info(entitlement: String, entitlementConfirmed: Bool, usageKey: String, usageKeyConfirmed: Bool,
+                  objcConstant: String, sampleType: String, devices: [DeviceKind], shape: ResultShape,
+                  firstOS: OSVersion, cadence: Cadence, fields: [FieldSchema]) -> SensorInfo {
+            SensorInfo(sensor: sensor, entitlement: entitlement, entitlementConfirmed: entitlementConfirmed,
+                       usageKey: usageKey, usageKeyConfirmed: usageKeyConfirmed, objcConstant: objcConstant,
+                       sampleType: sampleType, deviceKinds: devices, shape: shape, firstOS: firstOS,
+                       cadence: cadence, fields: fields)
         }
         switch sensor {
         case .ambientLightSensor:
-            return info("ambient-light-sensor", true, "SRSensorUsageAmbientLightSensor", true,
-                        "SRSensorAmbientLightSensor", "SRAmbientLightSample", p, .object, OSVersion(14),
-                        Cadence("one sample every ~10 s, only while the screen is on (rate undocumented)", period: 10), [
+            return info(entitlement: "ambient-light-sensor", entitlementConfirmed: true, usageKey: "SRSensorUsageAmbientLightSensor", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorAmbientLightSensor", sampleType: "SRAmbientLightSample", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one sample every ~10 s, only while the screen is on (rate undocumented)", period: 10),
+                        fields: [
                 f("lux", .double, "lx", "illuminance at the sensor"),
                 f("placement", .enumeration(name: "SRAmbientLightSample.SensorPlacement", cases: named([
                     "unknown", "frontTop", "frontBottom", "frontRight", "frontLeft", "frontTopRight",
@@ -193,9 +196,10 @@ public enum SensorCatalogue {
                 f("chromaticityY", .double, apple: "chromaticity.y", "CIE 1931 y chromaticity (0 when colour is not measured)"),
             ])
         case .accelerometer:
-            return info("motion-accelerometer", true, "SRSensorUsageMotion", true, "SRSensorAccelerometer",
-                        "CMRecordedAccelerometerData", pw, .array, OSVersion(14),
-                        Cadence("~50 Hz continuous, written in 60-s batches of ~3 000 elements", period: 0.02), [
+            return info(entitlement: "motion-accelerometer", entitlementConfirmed: true, usageKey: "SRSensorUsageMotion", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorAccelerometer", sampleType: "CMRecordedAccelerometerData", devices: pw, shape: .array,
+                        firstOS: OSVersion(14), cadence: Cadence("~50 Hz continuous, written in 60-s batches of ~3 000 elements", period: 0.02),
+                        fields: [
                 rowTime("startDate", "wall-clock time of the sample"),
                 f("x", .double, "g", apple: "acceleration.x", "acceleration along x, device frame, gravity included"),
                 f("y", .double, "g", apple: "acceleration.y", "acceleration along y, device frame, gravity included"),
@@ -204,9 +208,10 @@ public enum SensorCatalogue {
                 batchIdentifierField,
             ])
         case .rotationRate:
-            return info("motion-rotation-rate", true, "SRSensorUsageMotion", true, "SRSensorRotationRate",
-                        "CMRecordedRotationRateData", pw, .array, OSVersion(14),
-                        Cadence("~50 Hz continuous, written in 60-s batches", period: 0.02), [
+            return info(entitlement: "motion-rotation-rate", entitlementConfirmed: true, usageKey: "SRSensorUsageMotion", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorRotationRate", sampleType: "CMRecordedRotationRateData", devices: pw, shape: .array,
+                        firstOS: OSVersion(14), cadence: Cadence("~50 Hz continuous, written in 60-s batches", period: 0.02),
+                        fields: [
                 rowTime("startDate", "wall-clock time of the sample"),
                 f("x", .double, "rad/s", apple: "rotationRate.x", "rotation rate about x"),
                 f("y", .double, "rad/s", apple: "rotationRate.y", "rotation rate about y"),
@@ -214,8 +219,10 @@ public enum SensorCatalogue {
                 uptimeField,
             ])
         case .visits:
-            return info("visits", true, "SRSensorUsageVisits", true, "SRSensorVisits", "SRVisit", p, .object,
-                        OSVersion(14), Cadence("one record per visit to a significant place, written after departure", period: nil), [
+            return info(entitlement: "visits", entitlementConfirmed: true, usageKey: "SRSensorUsageVisits", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorVisits", sampleType: "SRVisit", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one record per visit to a significant place, written after departure", period: nil),
+                        fields: [
                 rowTime("arrivalStart", apple: "arrivalDateInterval.start", "start of the (fuzzy) arrival window"),
                 f("distanceFromHome", .double, "m", "distance between this place and home"),
                 f("arrivalEnd", .date, "s since 1970", apple: "arrivalDateInterval.end", "end of the arrival window"),
@@ -227,9 +234,10 @@ public enum SensorCatalogue {
                 f("identifier", .string, apple: "identifier", "opaque UUID, stable per place; never coordinates"),
             ])
         case .pedometerData:
-            return info("pedometer", true, "SRSensorUsagePedometer", true, "SRSensorPedometerData", "CMPedometerData",
-                        p, .object, OSVersion(14),
-                        Cadence("variable bins of ~1–5 min while walking (rate undocumented)", period: 60), [
+            return info(entitlement: "pedometer", entitlementConfirmed: true, usageKey: "SRSensorUsagePedometer", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorPedometerData", sampleType: "CMPedometerData", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("variable bins of ~1–5 min while walking (rate undocumented)", period: 60),
+                        fields: [
                 rowTime("startDate", "start of the interval covered"),
                 f("endDate", .date, "s since 1970", "end of the interval covered"),
                 f("numberOfSteps", .int, "steps", "steps taken in the interval"),
@@ -241,9 +249,10 @@ public enum SensorCatalogue {
                 f("averageActivePace", .double, "s/m", opt: true, "average pace while active"),
             ])
         case .deviceUsageReport:
-            return info("device-usage", true, "SRSensorUsageDeviceUsage", true, "SRSensorDeviceUsageReport",
-                        "SRDeviceUsageReport", p, .object, OSVersion(14),
-                        Cadence("one report per 15-min window (reportWindow; period undocumented)", period: 900), [
+            return info(entitlement: "device-usage", entitlementConfirmed: true, usageKey: "SRSensorUsageDeviceUsage", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorDeviceUsageReport", sampleType: "SRDeviceUsageReport", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one report per 15-min window (reportWindow; period undocumented)", period: 900),
+                        fields: [
                 f("duration", .duration, "s", "span the report covers"),
                 f("totalScreenWakes", .int, "count", "screen wakes in the window"),
                 f("totalUnlocks", .int, "count", "unlocks in the window"),
@@ -258,18 +267,20 @@ public enum SensorCatalogue {
                   "web usage per Screen Time domain category"),
             ])
         case .messagesUsageReport:
-            return info("messages-usage", true, "SRSensorUsageMessageUsage", true, "SRSensorMessagesUsageReport",
-                        "SRMessagesUsageReport", p, .object, OSVersion(14),
-                        Cadence("one report per 15-min window (period undocumented)", period: 900), [
+            return info(entitlement: "messages-usage", entitlementConfirmed: true, usageKey: "SRSensorUsageMessageUsage", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorMessagesUsageReport", sampleType: "SRMessagesUsageReport", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one report per 15-min window (period undocumented)", period: 900),
+                        fields: [
                 f("duration", .duration, "s", "span the report covers"),
                 f("totalOutgoingMessages", .int, "count", "messages sent"),
                 f("totalIncomingMessages", .int, "count", "messages received"),
                 f("totalUniqueContacts", .int, "count", "distinct contacts messaged (no identities)"),
             ])
         case .phoneUsageReport:
-            return info("phone-usage", true, "SRSensorUsagePhoneUsage", true, "SRSensorPhoneUsageReport",
-                        "SRPhoneUsageReport", p, .object, OSVersion(14),
-                        Cadence("one report per 15-min window (period undocumented)", period: 900), [
+            return info(entitlement: "phone-usage", entitlementConfirmed: true, usageKey: "SRSensorUsagePhoneUsage", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorPhoneUsageReport", sampleType: "SRPhoneUsageReport", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one report per 15-min window (period undocumented)", period: 900),
+                        fields: [
                 f("duration", .duration, "s", "span the report covers"),
                 f("totalOutgoingCalls", .int, "count", "calls placed"),
                 f("totalIncomingCalls", .int, "count", "calls received"),
@@ -278,9 +289,10 @@ public enum SensorCatalogue {
             ])
         case .onWristState:
             let side = FieldType.enumeration(name: "SRWristDetection.WristLocation", cases: named(["left", "right"]))
-            return info("on-wrist", true, "SRSensorUsageWristDetection", true, "SRSensorOnWristState",
-                        "SRWristDetection", w, .object, OSVersion(14),
-                        Cadence("one record per wear-state change (event-driven)", period: nil), [
+            return info(entitlement: "on-wrist", entitlementConfirmed: true, usageKey: "SRSensorUsageWristDetection", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorOnWristState", sampleType: "SRWristDetection", devices: w, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one record per wear-state change (event-driven)", period: nil),
+                        fields: [
                 f("onWrist", .bool, "whether the watch is worn"),
                 f("wristLocation", side, "wrist the watch is worn on"),
                 f("crownOrientation", .enumeration(name: "SRWristDetection.CrownOrientation", cases: named(["left", "right"])),
@@ -291,23 +303,25 @@ public enum SensorCatalogue {
                   "start of the latest off-wrist period (changes only on on→off)"),
             ])
         case .keyboardMetrics:
-            return info("keyboard-metrics", true, "SRSensorUsageKeyboardMetrics", true, "SRSensorKeyboardMetrics",
-                        "SRKeyboardMetrics", p, .object, OSVersion(14),
-                        Cadence("one record per keyboard session or 15-min window", period: 900), keyboardFields())
+            return info(entitlement: "keyboard-metrics", entitlementConfirmed: true, usageKey: "SRSensorUsageKeyboardMetrics", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorKeyboardMetrics", sampleType: "SRKeyboardMetrics", devices: p, shape: .object,
+                        firstOS: OSVersion(14), cadence: Cadence("one record per keyboard session or 15-min window", period: 900),
+                        fields: keyboardFields())
         case .siriSpeechMetrics:
-            return info("speech-metrics-siri", true, "SRSensorUsageSpeechMetrics", true, "SRSensorSiriSpeechMetrics",
-                        "SRSpeechMetrics", p, .object, OSVersion(15),
-                        Cadence("several records per Siri request, periodic through the audio", period: nil),
-                        speechFields())
+            return info(entitlement: "speech-metrics-siri", entitlementConfirmed: true, usageKey: "SRSensorUsageSpeechMetrics", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorSiriSpeechMetrics", sampleType: "SRSpeechMetrics", devices: p, shape: .object,
+                        firstOS: OSVersion(15), cadence: Cadence("several records per Siri request, periodic through the audio", period: nil),
+                        fields: speechFields())
         case .telephonySpeechMetrics:
-            return info("speech-metrics-telephony", true, "SRSensorUsageSpeechMetrics", true,
-                        "SRSensorTelephonySpeechMetrics", "SRSpeechMetrics", p, .object, OSVersion(15),
-                        Cadence("several records per phone call, periodic through the audio", period: nil),
-                        speechFields())
+            return info(entitlement: "speech-metrics-telephony", entitlementConfirmed: true, usageKey: "SRSensorUsageSpeechMetrics", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorTelephonySpeechMetrics", sampleType: "SRSpeechMetrics", devices: p, shape: .object,
+                        firstOS: OSVersion(15), cadence: Cadence("several records per phone call, periodic through the audio", period: nil),
+                        fields: speechFields())
         case .ambientPressure:
-            return info("ambient-pressure", true, "SRSensorUsageElevation", true, "SRSensorAmbientPressure",
-                        "CMRecordedPressureData", p, .array, OSVersion(15, 4),
-                        Cadence("~1 Hz elements written in 60-s batches (rate undocumented)", period: 1), [
+            return info(entitlement: "ambient-pressure", entitlementConfirmed: true, usageKey: "SRSensorUsageElevation", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorAmbientPressure", sampleType: "CMRecordedPressureData", devices: p, shape: .array,
+                        firstOS: OSVersion(15, 4), cadence: Cadence("~1 Hz elements written in 60-s batches (rate undocumented)", period: 1),
+                        fields: [
                 rowTime("startDate", "wall-clock time of the sample"),
                 f("pressure", .double, "kPa", apple: "pressure", "ambient pressure"),
                 f("temperature", .double, "°C", apple: "temperature", "temperature at the pressure sensor"),
@@ -315,17 +329,19 @@ public enum SensorCatalogue {
                 uptimeField,
             ])
         case .mediaEvents:
-            return info("media-events", false, "SRSensorUsageMediaEvents", true, "SRSensorMediaEvents",
-                        "SRMediaEvent", p, .object, OSVersion(16, 4),
-                        Cadence("onScreen/offScreen event pairs for images and videos in messaging apps", period: nil), [
+            return info(entitlement: "media-events", entitlementConfirmed: false, usageKey: "SRSensorUsageMediaEvents", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorMediaEvents", sampleType: "SRMediaEvent", devices: p, shape: .object,
+                        firstOS: OSVersion(16, 4), cadence: Cadence("onScreen/offScreen event pairs for images and videos in messaging apps", period: nil),
+                        fields: [
                 f("mediaIdentifier", .string, "opaque identifier of the media item"),
                 f("eventType", .enumeration(name: "SRMediaEventType", cases: named(["onScreen", "offScreen"], from: 1)),
                   "whether the item came on or went off screen"),
             ])
         case .wristTemperature:
-            return info("wrist-temperature", false, "SRSensorUsageWristTemperature", true,
-                        "SRSensorWristTemperature", "SRWristTemperatureSession", w, .object, OSVersion(17),
-                        Cadence("one session per night while sleeping, readings every ~5 min inside", period: 86_400), [
+            return info(entitlement: "wrist-temperature", entitlementConfirmed: false, usageKey: "SRSensorUsageWristTemperature", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorWristTemperature", sampleType: "SRWristTemperatureSession", devices: w, shape: .object,
+                        firstOS: OSVersion(17), cadence: Cadence("one session per night while sleeping, readings every ~5 min inside", period: 86_400),
+                        fields: [
                 rowTime("startDate", "start of the sleep-time collection session"),
                 f("duration", .duration, "s", "exact seconds of collection"),
                 f("version", .string, "algorithm version"),
@@ -333,9 +349,10 @@ public enum SensorCatalogue {
                   "the session's readings (SRWristTemperature; single-pass enumerator in ObjC)"),
             ])
         case .heartRate:
-            return info("heart-rate", false, "SRSensorUsageHeartRate", true, "SRSensorHeartRate",
-                        "CMHighFrequencyHeartRateData", w, .object, OSVersion(17),
-                        Cadence("1 Hz while the watch is worn", period: 1, confirmed: true), [
+            return info(entitlement: "heart-rate", entitlementConfirmed: false, usageKey: "SRSensorUsageHeartRate", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorHeartRate", sampleType: "CMHighFrequencyHeartRateData", devices: w, shape: .object,
+                        firstOS: OSVersion(17), cadence: Cadence("1 Hz while the watch is worn", period: 1, confirmed: true),
+                        fields: [
                 rowTime("date", opt: true, "wall time of the estimate"),
                 f("heartRate", .double, "bpm", "heart rate estimate"),
                 f("confidence", .enumeration(name: "CMHighFrequencyHeartRateData.Confidence",
@@ -344,9 +361,10 @@ public enum SensorCatalogue {
                 uptimeField,
             ])
         case .faceMetrics:
-            return info("face-metrics", false, "SRSensorUsageFacialMetrics", true, "SRSensorFaceMetrics",
-                        "SRFaceMetrics", p, .object, OSVersion(17),
-                        Cadence("short face-tracking sessions at unlock / messaging app use", period: nil), [
+            return info(entitlement: "face-metrics", entitlementConfirmed: false, usageKey: "SRSensorUsageFacialMetrics", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorFaceMetrics", sampleType: "SRFaceMetrics", devices: p, shape: .object,
+                        firstOS: OSVersion(17), cadence: Cadence("short face-tracking sessions at unlock / messaging app use", period: nil),
+                        fields: [
                 f("version", .string, "algorithm version"),
                 f("sessionIdentifier", .string, "capture session"),
                 f("context", .optionSet(name: "SRFaceMetrics.Context", bits: bits(["deviceUnlock", "messagingAppUsage"])),
@@ -357,8 +375,10 @@ public enum SensorCatalogue {
                 f("partialFaceExpressions", .structured(shape: "[{identifier, value}]"), "partial-face expressions"),
             ])
         case .odometer:
-            return info("odometer", false, "SRSensorUsageOdometer", true, "SRSensorOdometer", "CMOdometerData", pw,
-                        .object, OSVersion(17), Cadence("bins of ~10 s during locomotion (rate undocumented)", period: 10), [
+            return info(entitlement: "odometer", entitlementConfirmed: false, usageKey: "SRSensorUsageOdometer", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorOdometer", sampleType: "CMOdometerData", devices: pw, shape: .object,
+                        firstOS: OSVersion(17), cadence: Cadence("bins of ~10 s during locomotion (rate undocumented)", period: 10),
+                        fields: [
                 rowTime("startDate", "start of the interval"),
                 f("endDate", .date, "s since 1970", "end of the interval"),
                 f("deltaDistance", .double, "m", "distance travelled in the interval"),
@@ -374,9 +394,10 @@ public enum SensorCatalogue {
                 f("maxAbsSlope", .double, "°", opt: true, "maximum absolute slope"),
             ])
         case .electrocardiogram:
-            return info("ecg", true, "SRSensorUsageECG", true, "SRSensorElectrocardiogram", "SRElectrocardiogramSample",
-                        w, .array, OSVersion(17, 4),
-                        Cadence("on-demand ~30-s recordings split into begin/active/end batches (~512 Hz)", period: nil), [
+            return info(entitlement: "ecg", entitlementConfirmed: true, usageKey: "SRSensorUsageECG", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorElectrocardiogram", sampleType: "SRElectrocardiogramSample", devices: w, shape: .array,
+                        firstOS: OSVersion(17, 4), cadence: Cadence("on-demand ~30-s recordings split into begin/active/end batches (~512 Hz)", period: nil),
+                        fields: [
                 rowTime("date", "start of this batch of ECG data"),
                 f("frequency", .double, "Hz", "sampling frequency"),
                 f("sessionState", .enumeration(name: "SRElectrocardiogramSession.SessionState",
@@ -393,9 +414,10 @@ public enum SensorCatalogue {
                   "the voltage samples (SRElectrocardiogramData)"),
             ])
         case .photoplethysmogram:
-            return info("ppg", true, "SRSensorUsagePPG", true, "SRSensorPhotoplethysmogram", "SRPhotoplethysmogramSample",
-                        w, .array, OSVersion(17, 4),
-                        Cadence("2–60 s windows several times an hour; foreground and background", period: nil), [
+            return info(entitlement: "ppg", entitlementConfirmed: true, usageKey: "SRSensorUsagePPG", usageKeyConfirmed: true,
+                        objcConstant: "SRSensorPhotoplethysmogram", sampleType: "SRPhotoplethysmogramSample", devices: w, shape: .array,
+                        firstOS: OSVersion(17, 4), cadence: Cadence("2–60 s windows several times an hour; foreground and background", period: nil),
+                        fields: [
                 rowTime("startDate", "start of the PPG window"),
                 f("nanosecondsSinceStart", .int, "ns", "offset of this sample within the window"),
                 f("usage", .structured(shape: "[string] of foregroundHeartRate, deepBreathing, foregroundBloodOxygen, backgroundSystem"),
@@ -417,9 +439,10 @@ public enum SensorCatalogue {
                 "steam", "airplane", "boat", "bus", "train", "rainOnRoof", "quietNight",
             ], from: 1))
             let bs = "accessibilitySettings.backgroundSounds.", ha = "accessibilitySettings.headphoneAccommodations."
-            return info("acoustic-settings", false, "SRSensorUsageAcousticSettings", false, "SRSensorAcousticSettings",
-                        "SRAcousticSettings", p, .object, OSVersion(26),
-                        Cadence("a settings snapshot at start and on each change", period: nil), [
+            return info(entitlement: "acoustic-settings", entitlementConfirmed: false, usageKey: "SRSensorUsageAcousticSettings", usageKeyConfirmed: false,
+                        objcConstant: "SRSensorAcousticSettings", sampleType: "SRAcousticSettings", devices: p, shape: .object,
+                        firstOS: OSVersion(26), cadence: Cadence("a settings snapshot at start and on each change", period: nil),
+                        fields: [
                 f("isEnvironmentalSoundMeasurementsEnabled", .bool, "environmental sound measurements on"),
                 f("audioExposureSampleLifetime", .enumeration(name: "SRAcousticSettings.SampleLifetime",
                                                               cases: named(["eightDays", "untilUserDeletes"], from: 1)),
@@ -444,8 +467,10 @@ public enum SensorCatalogue {
                   "what the accommodation applies to"),
             ])
         case .sleepSessions:
-            return info("sleep-sessions", false, "SRSensorUsageSleep", false, "SRSensorSleepSessions", "SRSleepSession",
-                        w, .object, OSVersion(26), Cadence("one session per sleep period", period: 86_400), [
+            return info(entitlement: "sleep-sessions", entitlementConfirmed: false, usageKey: "SRSensorUsageSleep", usageKeyConfirmed: false,
+                        objcConstant: "SRSensorSleepSessions", sampleType: "SRSleepSession", devices: w, shape: .object,
+                        firstOS: OSVersion(26), cadence: Cadence("one session per sleep period", period: 86_400),
+                        fields: [
                 rowTime("startDate", "start of the sleep session"),
                 f("duration", .duration, "s", "length of the session (0 when no end was recorded)"),
                 f("identifier", .string, "session identifier"),
