@@ -279,6 +279,30 @@ final class SensoriumCLITests: XCTestCase {
         assertContains(result.stderr, "nosuch.lua: no such file or folder")
     }
 
+    /// Bad flags fail in `validate()`, before anything is read or written: the script
+    /// named does not even exist, yet the flag is what the message is about.
+    func testBadFlagsFailBeforeAnyWork() throws {
+        let cases: [([String], String)] = [
+            (["run", "nosuch.lua", "--days", "0"], "--days must be at least 1, got 0"),
+            (["run", "nosuch.lua", "--participants=-2"], "--participants must be at least 1, got -2"),
+            (["run", "nosuch.lua", "--timezone", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
+            (["run", "nosuch.lua", "--start", "March 2nd"], "--start: expected a date like 2026-03-02, got 'March 2nd'"),
+            (["run", "nosuch.lua", "--participant", "P1"], "--participant needs --recording"),
+            (["run", "nosuch.lua", "--memory-limit=-1"], "--memory-limit must not be negative"),
+            (["run", "nosuch.lua", "--time-limit", "1e300"], "--time-limit must be a number of seconds up to 1e9"),
+            (["export", "--into", "out", "--days", "0"], "--days must be at least 1, got 0"),
+            (["import", "--format", "csv", "nosuch", "--into", "store.sqlite"], "'native', 'mhc-csv'"),
+        ]
+        for (arguments, message) in cases {
+            let result = try sensorium(arguments)
+            XCTAssertNotEqual(result.status, 0, arguments.joined(separator: " "))
+            assertContains(result.stderr, message)
+            XCTAssertFalse(result.stderr.contains("no such file"), result.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("store.sqlite").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
     func testTimeLimitFlagStopsARunawayScript() throws {
         try write("loop.lua", "local n = 0\nwhile true do n = n + 1 end\n")
         let start = Date()
