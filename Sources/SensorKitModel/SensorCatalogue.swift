@@ -78,6 +78,10 @@ public enum SensorCatalogue {
         "deleteToPath", "pathToDelete", "spaceToPath", "pathToSpace", "pathToPath",
     ]
 
+    /// The correction kinds of `SRKeyboardMetrics`' `total…Corrections` counts (§3.3.11).
+    public static let keyboardCorrectionKinds = ["Auto", "Space", "Retro", "Transposition", "InsertKey", "SkipTouch",
+                                                 "NearKey", "Substitution", "HitTest"]
+
     /// Positional metrics of `SRKeyboardMetrics`: name → unit (§3.3.11).
     public static let keyboardPositionalDistributions: [(name: String, unit: String)] = [
         ("longWordUpErrorDistance", "mm"), ("longWordDownErrorDistance", "mm"),
@@ -518,7 +522,7 @@ public enum SensorCatalogue {
         for (n, s) in counts { out.append(f(n, .int, "count", s)) }
         out.append(f("totalPathTime", .duration, "s", "time spent drawing paths"))
         out.append(f("totalPathLength", .double, "mm", "length of all paths"))
-        for kind in ["Auto", "Space", "Retro", "Transposition", "InsertKey", "SkipTouch", "NearKey", "Substitution", "HitTest"] {
+        for kind in keyboardCorrectionKinds {
             out.append(f("total\(kind)Corrections", .int, "count", "\(kind) corrections"))
         }
         out.append(f("totalTypingDuration", .duration, "s", "time spent typing"))
