@@ -1,4 +1,4 @@
-/// `SRAuthorizationStatus` (§5.1): raw values 0, 1, 2.
+/// `SRAuthorizationStatus` (contract §5.1): raw values 0, 1, 2.
 public enum SRAuthorizationStatus: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case notDetermined = 0
     case authorized = 1
@@ -21,22 +21,22 @@ public enum SRAuthorizationStatus: Int, Sendable, Hashable, CaseIterable, Custom
     public var description: String { name }
 }
 
-/// How the simulated participant answers one item of the consent sheet (§14.1 `userPolicy`).
+/// How the simulated participant answers one item of the consent sheet (contract §14.1 `userPolicy`).
 public enum ConsentAnswer: String, Sendable, Hashable, CaseIterable {
     /// "Allow Collection & Sharing".
     case allow
     /// "Don't Allow" — the sensor ends denied.
     case deny
-    /// The sheet is dismissed without finishing (§5.2 step 5): nothing changes, 4/8196.
+    /// The sheet is dismissed without finishing (contract §5.2 step 5): nothing changes, 4/8196.
     case cancel
-    /// Declines and, if the item is `Required`, picks "Don't Enroll in Study" (§5.2 step 9):
+    /// Declines and, if the item is `Required`, picks "Don't Enroll in Study" (contract §5.2 step 9):
     /// every sensor of the sheet ends denied. On a non-required item it acts as `deny`.
     case dontEnroll
 }
 
 /// The participant's answers, per sensor, with a default for the rest.
 ///
-/// Sensors sharing a usage key form one sheet item (§5.1); the item's answer is the
+/// Sensors sharing a usage key form one sheet item (contract §5.1); the item's answer is the
 /// explicit answer of its first member in catalogue order, else `defaultAnswer`.
 public struct ConsentPolicy: Sendable, Hashable {
     public var defaultAnswer: ConsentAnswer
@@ -60,7 +60,7 @@ public struct ConsentPolicy: Sendable, Hashable {
 }
 
 /// A status change to announce with `sensorReader(_:didChange:)` to every live reader
-/// of `sensor` (§5.3). Only produced when the status really changed.
+/// of `sensor` (contract §5.3). Only produced when the status really changed.
 public struct StatusChange: Sendable, Hashable, CustomStringConvertible {
     public var sensor: Sensor
     public var from: SRAuthorizationStatus
@@ -75,15 +75,15 @@ public struct StatusChange: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(sensor.rawValue): \(from.name) → \(to.name)" }
 }
 
-/// What `requestAuthorization(sensors:completion:)` did (§5.2, §14.4).
+/// What `requestAuthorization(sensors:completion:)` did (contract §5.2, §14.4).
 public struct AuthorizationResult: Sendable, Hashable {
     /// How the call ends.
     public enum Delivery: Sendable, Hashable {
         /// The completion runs (asynchronously) with this error, or nil.
         case completion(SensorKitError?)
-        /// Catalyst / visionOS: the call is ignored, no completion at all (§1).
+        /// Catalyst / visionOS: the call is ignored, no completion at all (contract §1).
         case noCallback
-        /// The app is terminated (missing entitlement in `terminate` mode, §5.6).
+        /// The app is terminated (missing entitlement in `terminate` mode, contract §5.6).
         case terminate(SensorKitError)
     }
 
@@ -92,7 +92,7 @@ public struct AuthorizationResult: Sendable, Hashable {
     public var presentedItems: [String] = []
     /// The participant's answer per shown item.
     public var answers: [String: ConsentAnswer] = [:]
-    /// Status changes to announce *after* the completion ran (§14.4), in catalogue order.
+    /// Status changes to announce *after* the completion ran (contract §14.4), in catalogue order.
     public var changes: [StatusChange] = []
 
     /// The completion's error (nil for success, `noCallback` and `terminate`).
@@ -105,10 +105,10 @@ public struct AuthorizationResult: Sendable, Hashable {
     public var sheetShown: Bool { !presentedItems.isEmpty }
 }
 
-/// One app's authorization state per sensor for one participant (§5).
+/// One app's authorization state per sensor for one participant (contract §5).
 ///
 /// Pure value type: operations return the changes to announce instead of calling
-/// anything. The tombstone stream of a sensor shares its parent's status (§3.1).
+/// anything. The tombstone stream of a sensor shares its parent's status (contract §3.1).
 public struct AuthorizationStore: Sendable, Hashable {
     private var stored: [Sensor: SRAuthorizationStatus] = [:]
 
@@ -118,7 +118,7 @@ public struct AuthorizationStore: Sendable, Hashable {
     public func storedStatus(_ sensor: Sensor) -> SRAuthorizationStatus { stored[sensor] ?? .notDetermined }
 
     /// `reader.authorizationStatus`: the stored answer, or `denied` whenever the global
-    /// Research Sensor & Usage Data switch is off (§5.1).
+    /// Research Sensor & Usage Data switch is off (contract §5.1).
     public func status(_ sensor: Sensor, researchDataCollectionEnabled: Bool = true) -> SRAuthorizationStatus {
         researchDataCollectionEnabled ? storedStatus(sensor) : .denied
     }
@@ -138,14 +138,14 @@ public struct AuthorizationStore: Sendable, Hashable {
         }
     }
 
-    /// `SRSensorReader.requestAuthorization(sensors:completion:)` exactly as §5.2 / §14.4 give it:
+    /// `SRSensorReader.requestAuthorization(sensors:completion:)` exactly as contract §5.2 / contract §14.4 give it:
     ///
     /// 1. catalyst / visionOS → no callback at all;
     /// 2. empty set → completion(nil), no sheet;
     /// 3. Info.plist validation fails → 8197 (direct), no sheet;
     /// 4. a requested sensor lacks its entitlement → `invalidEntitlement` (0), or
     ///    termination in `missingEntitlementMode = terminate`;
-    /// 5. Research Sensor & Usage Data off → 4 wrapping 4098 (daemon error surfaced as 4, §5.2 step 7) [INF];
+    /// 5. Research Sensor & Usage Data off → 4 wrapping 4098 (daemon error surfaced as 4, contract §5.2 step 7) [INF];
     /// 6. nothing notDetermined among the requested sensors' items → 4 wrapping 8201
     ///    (`alreadyAnsweredError = flat`: 8201 at top level);
     /// 7. another sheet on screen (`sheetBusy`) → 4 wrapping 8195;
@@ -203,7 +203,7 @@ public struct AuthorizationStore: Sendable, Hashable {
         return AuthorizationResult(delivery: .completion(nil), presentedItems: newItems, answers: answers, changes: changes)
     }
 
-    /// The participant turns the sensor's item off in Settings (§5.4): every sensor of
+    /// The participant turns the sensor's item off in Settings (contract §5.4): every sensor of
     /// its usage group becomes denied. Stakeholdership ends separately (`RecordingLedger`).
     public mutating func revoke(_ sensor: Sensor) -> [StatusChange] {
         let before = statuses()
@@ -211,7 +211,7 @@ public struct AuthorizationStore: Sendable, Hashable {
         return AuthorizationStore.changes(from: before, to: statuses())
     }
 
-    /// The participant turns the item back on in Settings (§5.4 "only Settings can flip
+    /// The participant turns the item back on in Settings (contract §5.4 "only Settings can flip
     /// it back"). Items never asked for are not listed in Settings: no change.
     public mutating func grant(_ sensor: Sensor) -> [StatusChange] {
         let before = statuses()

@@ -1,11 +1,11 @@
-/// `SRDeletionReason` (§3.3.21, §8.3).
+/// `SRDeletionReason` (contract §3.3.21, §8.3).
 public enum SRDeletionReason: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The user deleted data in Settings (during the hold or later).
     case userInitiated = 0
     case lowDiskSpace = 1
-    /// Retention expiry (§8.2).
+    /// Retention expiry (contract §8.2).
     case ageLimit = 2
-    /// No stakeholder left (§5.4, §6.2 item 6).
+    /// No stakeholder left (contract §5.4, §6.2 item 6).
     case noInterestedClients = 3
     case systemInitiated = 4
 
@@ -62,7 +62,7 @@ public struct DeletionLog: Sendable, Hashable {
     }
 }
 
-/// One row of a tombstone stream (§3.3.21): what was removed, why, and when the
+/// One row of a tombstone stream (contract §3.3.21): what was removed, why, and when the
 /// record itself was written (true time; the fetch filters tombstones on it).
 public struct SRDeletionRecord: Sendable, Hashable {
     public var startTime: SRAbsoluteTime

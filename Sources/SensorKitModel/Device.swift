@@ -1,4 +1,4 @@
-/// SensorKit's `SRDevice` (§9.2): value-equal when all fields are equal.
+/// SensorKit's `SRDevice` (contract §9.2): value-equal when all fields are equal.
 public struct SRDevice: Sendable, Hashable, Comparable {
     public var name: String
     public var model: String
@@ -45,14 +45,14 @@ public protocol SampleSource: Sendable {
     /// Like `samples(…writtenAfter:through:)`, keeping only the rows that `device`
     /// *produced* — wrote to its own store, before any sync to the phone — at a time in
     /// `produced` (true time). A paired device records only while the sensor records
-    /// (§6.2), so this is how the model asks for exactly the data recorded then when
+    /// (contract §6.2), so this is how the model asks for exactly the data recorded then when
     /// the phone-store write time (a sync) says too little. Sources that do not model
     /// syncing keep the default, which ignores `produced` (the rows' write ranges,
     /// `storeWriteBound`, already say it all).
     func samples(participant: String, sensor: Sensor, device: SRDevice,
                  writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch
     /// The latest phone-store write time of a record that `device` produced at or before
-    /// true time `t` (§4.3: watch records reach the phone at a sync at least `syncLag`
+    /// true time `t` (contract §4.3: watch records reach the phone at a sync at least `syncLag`
     /// later). Default: `t + syncLag` (records arrive exactly one lag later).
     func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double
 }

@@ -1,10 +1,10 @@
-/// `SRFetchRequest` (§7.1): the range `(from, to]` on the SR write-time axis and a device.
+/// `SRFetchRequest` (contract §7.1): the range `(from, to]` on the SR write-time axis and a device.
 ///
-/// `from`/`to` are optional so that "never assigned" can be told from 0 (§7.2 caveat).
+/// `from`/`to` are optional so that "never assigned" can be told from 0 (contract §7.2 caveat).
 public struct FetchRequest: Sendable, Hashable {
     public var from: SRAbsoluteTime?
     public var to: SRAbsoluteTime?
-    /// nil: not set — see `WorldSwitches.nilDeviceMode` (§7.5).
+    /// nil: not set — see `WorldSwitches.nilDeviceMode` (contract §7.5).
     public var device: SRDevice?
 
     public init(from: SRAbsoluteTime? = nil, to: SRAbsoluteTime? = nil, device: SRDevice? = nil) {
@@ -14,7 +14,7 @@ public struct FetchRequest: Sendable, Hashable {
     }
 }
 
-/// Which stream of a sensor a reader reads (§3.1 "Deletion-record streams").
+/// Which stream of a sensor a reader reads (contract §3.1 "Deletion-record streams").
 public enum FetchStream: String, Sendable, Hashable {
     /// The sensor's samples.
     case samples
@@ -81,7 +81,7 @@ public enum FetchResponse: Sendable {
     public var error: SensorKitError? { if case .failed(let e) = self { e } else { nil } }
 }
 
-/// The answer to `fetchDevices()` (§9.1).
+/// The answer to `fetchDevices()` (contract §9.1).
 public enum FetchDevicesResponse: Sendable, Hashable {
     case failed(SensorKitError)
     case ignored
@@ -89,14 +89,14 @@ public enum FetchDevicesResponse: Sendable, Hashable {
     case devices([SRDevice])
 }
 
-/// The pure fetch rules (§7, §8, §14.4): validation, entitlement, authorization,
+/// The pure fetch rules (contract §7, §8, §14.4): validation, entitlement, authorization,
 /// lock state, holding period, retention, recording intervals, deletions, ordering,
 /// injected duplicates and jitter.
 ///
 /// Rules are applied to write-time *ranges*: a fetch becomes a short list of
 /// `(after, through]` questions to the `SampleSource`, streamed chunk by chunk.
 public enum FetchEngine {
-    /// `fetch(_:)` for `context.sensor` / `context.stream` (§7.2, §14.4 `fetch`).
+    /// `fetch(_:)` for `context.sensor` / `context.stream` (contract §7.2, §14.4 `fetch`).
     ///
     /// Order of checks: `from`/`to` unset or `from > to` → 3; entitlement → 0;
     /// status ≠ authorized → 1; device locked → `lockedFetchError`. Then the device
@@ -161,7 +161,7 @@ public enum FetchEngine {
         }
     }
 
-    /// `fetchDevices()` (§9.1, §14.4): entitlement → 0; not authorized →
+    /// `fetchDevices()` (contract §9.1, §14.4): entitlement → 0; not authorized →
     /// `fetchDevicesDeniedError` (8193); otherwise the participant's devices that hold
     /// data readable now (past the hold, within retention, not deleted) — empty on day 1 (T24).
     public static func fetchDevices(context: FetchContext, source: any SampleSource) -> FetchDevicesResponse {
@@ -199,7 +199,7 @@ public enum FetchEngine {
     }
 
     /// Seconds between a record being produced on `device` and its arrival in the phone's
-    /// store (§4.3): at least `watchSyncLag` for a watch, 0 for a phone.
+    /// store (contract §4.3): at least `watchSyncLag` for a watch, 0 for a phone.
     ///
     /// The `SampleSource` already reports watch records at their phone-store write time
     /// (it models syncing: the first sync at least one lag after the watch wrote them);
@@ -213,7 +213,7 @@ public enum FetchEngine {
     public static func syncs(_ device: SRDevice) -> Bool { device.kind == .watch }
 
     /// For a syncing device, the true-time ranges in which the device itself must have
-    /// produced a row for it to be delivered: the recorded ranges (§6.2 item 2 — the
+    /// produced a row for it to be delivered: the recorded ranges (contract §6.2 item 2 — the
     /// paired watch records while the sensor records). nil for the phone, whose store
     /// write time is its production time, so the write ranges alone decide.
     ///
@@ -246,7 +246,7 @@ public enum FetchEngine {
     // MARK: Ranges
 
     /// Ranges (true time) during which the data visible to the app were recorded
-    /// (§6.2 items 3 and 8): anyone recording; with `sinceOwnStartRecording`, only
+    /// (contract §6.2 items 3 and 8): anyone recording; with `sinceOwnStartRecording`, only
     /// after the app's first own start. Phone data are written inside these ranges;
     /// the watch produces its data inside them and syncs them at least `watchSyncLag` later.
     public static func recordedRanges(context: FetchContext) -> IntervalSet {
@@ -261,7 +261,7 @@ public enum FetchEngine {
     }
 
     /// Oldest write time (exclusive) that survives the age-limit purge at true time `t`
-    /// (§8.2: readable window `(now − retention − hold, now − hold]`, purged every `agePurgeInterval`).
+    /// (contract §8.2: readable window `(now − retention − hold, now − hold]`, purged every `agePurgeInterval`).
     public static func ageCutoff(at t: Double, sensor: Sensor, switches: WorldSwitches) -> Double {
         let keep = switches.retentionPeriod(sensor) + switches.hold(sensor)
         let interval = switches.agePurgeInterval
@@ -292,7 +292,7 @@ public enum FetchEngine {
         return IntervalSet(ranges)
     }
 
-    /// Every deletion record of `device`'s tombstone stream written by now (§8.3),
+    /// Every deletion record of `device`'s tombstone stream written by now (contract §8.3),
     /// ordered by write time: scenario deletions, no-interested-clients purges and
     /// age-limit purges, each covering only data that existed and was not yet deleted
     /// (one record per contiguous deleted range).
@@ -347,9 +347,9 @@ public enum FetchEngine {
 /// source for one chunk-sized range, so memory is bounded by the chunk size.
 ///
 /// The runtime calls the delegate once per result (`FetchChunk.resultCount`) and stops
-/// when it returns false; `didCompleteFetch` follows either way (§7.2).
+/// when it returns false; `didCompleteFetch` follows either way (contract §7.2).
 public struct FetchPlan: Sendable, Sequence {
-    /// The request as delivered, with `device` filled in (§7.5 write-back).
+    /// The request as delivered, with `device` filled in (contract §7.5 write-back).
     public let request: FetchRequest
     public let sensor: Sensor
     public let stream: FetchStream

@@ -1,5 +1,5 @@
 /// A half-open time range `(after, through]` on one axis (seconds), the shape of
-/// every SensorKit range (§7.1: exclusive `from`, inclusive `to`).
+/// every SensorKit range (contract §7.1: exclusive `from`, inclusive `to`).
 public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
     public var after: Double
     public var through: Double

@@ -3,10 +3,10 @@
 /// state — with the app-facing operations of `SRSensorReader` as pure functions.
 ///
 /// Value type, no callbacks: every operation returns what to deliver (errors, status
-/// changes, fetch plans) and the runtime schedules the delegate calls (§11: always
+/// changes, fetch plans) and the runtime schedules the delegate calls (contract §11: always
 /// asynchronous, never re-entrant). The model does not know readers: status changes
-/// go to every live reader of the sensor (§5.3); a reader on the tombstone stream
-/// shares its parent's state (§3.1).
+/// go to every live reader of the sensor (contract §5.3); a reader on the tombstone stream
+/// shares its parent's state (contract §3.1).
 public struct ParticipantModel: Sendable {
     public let participant: String
     public var study: ResolvedStudy
@@ -16,7 +16,7 @@ public struct ParticipantModel: Sendable {
     public var authorization = AuthorizationStore()
     public var recording = RecordingLedger()
     public var deletions = DeletionLog()
-    /// Protected data unavailable: fetches fail with `lockedFetchError` (§7.2, T15).
+    /// Protected data unavailable: fetches fail with `lockedFetchError` (contract §7.2, T15).
     public var deviceLocked = false
     /// Another SensorKit sheet is on screen: `requestAuthorization` fails with 4/8195.
     public var sheetBusy = false
@@ -41,7 +41,7 @@ public struct ParticipantModel: Sendable {
     /// Moves the virtual clock forward to true time `t`.
     public mutating func advance(to t: Double) { clock.advance(to: t) }
 
-    // MARK: Authorization (§5)
+    // MARK: Authorization (contract §5)
 
     /// `reader.authorizationStatus` (the global switch off reads denied).
     public func status(_ sensor: Sensor) -> SRAuthorizationStatus {
@@ -53,7 +53,7 @@ public struct ParticipantModel: Sendable {
         authorization.requestAuthorization(sensors, study: study, policy: policy, switches: switches, sheetBusy: sheetBusy)
     }
 
-    /// The participant turns the sensor off in Settings (§5.4): its usage group becomes
+    /// The participant turns the sensor off in Settings (contract §5.4): its usage group becomes
     /// denied and the study app stops being a stakeholder of those sensors now.
     public mutating func revoke(_ sensor: Sensor) -> [StatusChange] {
         let before = effectiveStatuses()
@@ -70,7 +70,7 @@ public struct ParticipantModel: Sendable {
         return AuthorizationStore.changes(from: before, to: effectiveStatuses())
     }
 
-    /// Flips the system-wide Research Sensor & Usage Data switch (§5.1).
+    /// Flips the system-wide Research Sensor & Usage Data switch (contract §5.1).
     public mutating func setResearchDataCollection(enabled: Bool) -> [StatusChange] {
         let before = effectiveStatuses()
         switches.researchDataCollectionEnabled = enabled
@@ -81,7 +81,7 @@ public struct ParticipantModel: Sendable {
         authorization.statuses(researchDataCollectionEnabled: switches.researchDataCollectionEnabled)
     }
 
-    // MARK: Recording (§6)
+    // MARK: Recording (contract §6)
 
     /// `startRecording()`: `willStart`, or failure 0 / 1; ignored on tombstone streams and catalyst.
     public mutating func startRecording(_ sensor: Sensor, stream: FetchStream = .samples) -> RecordingOutcome {
@@ -103,7 +103,7 @@ public struct ParticipantModel: Sendable {
         return .failed(e)
     }
 
-    // MARK: Deletions (§8.3)
+    // MARK: Deletions (contract §8.3)
 
     /// The participant (or the system) deletes the samples of `sensor` written in
     /// `range` (true time) now; `device` nil means every device.
@@ -112,7 +112,7 @@ public struct ParticipantModel: Sendable {
         deletions.add(DeletionEvent(sensor: sensor, device: device, range: range, at: now, reason: reason))
     }
 
-    // MARK: Fetching (§7, §9)
+    // MARK: Fetching (contract §7, §9)
 
     /// The rules' view of this participant for one sensor stream, as of now.
     public func fetchContext(_ sensor: Sensor, stream: FetchStream = .samples) -> FetchContext {

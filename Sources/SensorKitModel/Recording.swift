@@ -1,4 +1,4 @@
-/// Who keeps a sensor recording (§6.2 item 3): the study app, or another app / the
+/// Who keeps a sensor recording (contract §6.2 item 3): the study app, or another app / the
 /// system process named by the scenario.
 public enum Stakeholder: Sendable, Hashable, Comparable, CustomStringConvertible {
     case studyApp
@@ -23,7 +23,7 @@ public enum Stakeholder: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 }
 
-/// What `startRecording()` / `stopRecording()` report (§6.1, §6.3).
+/// What `startRecording()` / `stopRecording()` report (contract §6.1, §6.3).
 public enum RecordingOutcome: Sendable, Hashable {
     /// `sensorReaderWillStartRecording(_:)`.
     case willStart
@@ -35,11 +35,11 @@ public enum RecordingOutcome: Sendable, Hashable {
     case ignored
 }
 
-/// Recording stakeholders per sensor over time (§6).
+/// Recording stakeholders per sensor over time (contract §6).
 ///
 /// A sensor records while at least one stakeholder is in RECORDING; data exist only
 /// for write times inside those intervals (on the source device's write axis, before
-/// watch sync lag). Recording covers the phone and the paired watch (§6.2 item 2).
+/// watch sync lag). Recording covers the phone and the paired watch (contract §6.2 item 2).
 /// Times are true time (Unix seconds); intervals are half-open `(start, stop]`.
 public struct RecordingLedger: Sendable, Hashable {
     private struct Span: Sendable, Hashable {
@@ -96,7 +96,7 @@ public struct RecordingLedger: Sendable, Hashable {
     /// Every stakeholder that ever recorded `sensor`, sorted.
     public func allStakeholders(_ sensor: Sensor) -> [Stakeholder] { (spans[sensor] ?? [:]).keys.sorted() }
 
-    /// True when anyone records `sensor` at `time` (the sensor is ACTIVE, §6.3).
+    /// True when anyone records `sensor` at `time` (the sensor is ACTIVE, contract §6.3).
     public func isActive(_ sensor: Sensor, at time: Double) -> Bool { !stakeholders(sensor, at: time).isEmpty }
 
     /// Write-time ranges during which `stakeholder` (nil: anyone) recorded `sensor`, up to `now`
@@ -124,7 +124,7 @@ public struct RecordingLedger: Sendable, Hashable {
         intervals(sensor, until: .infinity).ranges.map(\.through).filter { $0 <= now && $0.isFinite }
     }
 
-    // MARK: The app's operations (§6.3)
+    // MARK: The app's operations (contract §6.3)
 
     /// `startRecording()` by the study app: entitlement (0), authorization (1), then
     /// idempotently becomes a stakeholder.

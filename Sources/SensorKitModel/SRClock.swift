@@ -1,6 +1,6 @@
-/// SensorKit's `SRAbsoluteTime` (§4.1): seconds on a device's monotonic SR clock.
+/// SensorKit's `SRAbsoluteTime` (contract §4.1): seconds on a device's monotonic SR clock.
 ///
-/// Not wall time and not CF/Unix time (trap T10): convert with an `SRClock`.
+/// Not wall time and not CF/Unix time (contract trap T10): convert with an `SRClock`.
 /// Unlike Apple's type this one is `Comparable` (Spezi adds the same conformance).
 public struct SRAbsoluteTime: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     public var rawValue: Double
@@ -16,7 +16,7 @@ public struct SRAbsoluteTime: RawRepresentable, Hashable, Comparable, Sendable, 
 /// Seconds from the Unix epoch to the CF epoch (2001-01-01T00:00:00Z).
 public let cfAbsoluteTimeIntervalSince1970: Double = 978_307_200
 
-/// Where SR time 0 lies (§4.4, switch `epochMode`).
+/// Where SR time 0 lies (contract §4.4, switch `epochMode`).
 public enum EpochMode: Sendable, Hashable {
     /// SR = seconds since the simulated device's activation (default: scripts that
     /// confuse SR with CF/Unix time fail visibly).
@@ -26,27 +26,27 @@ public enum EpochMode: Sendable, Hashable {
 }
 
 /// A wall-clock change: from true time `at` on, the device's clock reads `offset`
-/// seconds ahead of true time (§14.5 #12: manual change, NTP correction).
+/// seconds ahead of true time (contract §14.5 #12: manual change, NTP correction).
 public struct WallClockChange: Sendable, Hashable {
     public var at: Double
     public var offset: Double
 }
 
-/// One device's SR clock on the simulation's timeline (§4).
+/// One device's SR clock on the simulation's timeline (contract §4).
 ///
 /// Three axes meet here:
 /// - **true time** — the simulation's physical time in Unix seconds. `SampleSource`,
 ///   `SampleBatch.writeTimes`/`times`, recording intervals and deletions all use it.
 /// - **SR time** — `true − srEpoch`; monotonic, keeps counting across sleep and
-///   reboots, never jumps (§4.1).
+///   reboots, never jumps (contract §4.1).
 /// - **wall time** — what the device's clock shows: `true + wallOffset`; it jumps
 ///   when the user or NTP changes the clock.
 ///
 /// Conversions to and from CF time sample the wall-clock offset *at conversion
-/// time* (§4.2): after a wall-clock jump, stored SR values are unchanged but the
+/// time* (contract §4.2): after a wall-clock jump, stored SR values are unchanged but the
 /// converted `Date`s of old samples shift by the jump.
 ///
-/// Watch data is expressed on the phone's axis (§4.1), so a participant needs only
+/// Watch data is expressed on the phone's axis (contract §4.1), so a participant needs only
 /// the phone's clock; the watch's lag is the `watchSyncLag` switch.
 public struct SRClock: Sendable, Hashable {
     /// True time the device was activated (first boot).
@@ -99,12 +99,12 @@ public struct SRClock: Sendable, Hashable {
     /// What the device's clock shows now (Unix seconds).
     public var wallNow: Double { wallTime(atTrue: now) }
 
-    /// `SRAbsoluteTime.toCFAbsoluteTime()`: `sr + (CFAbsoluteTimeGetCurrent() − SRAbsoluteTimeGetCurrent())` (§4.2).
+    /// `SRAbsoluteTime.toCFAbsoluteTime()`: `sr + (CFAbsoluteTimeGetCurrent() − SRAbsoluteTimeGetCurrent())` (contract §4.2).
     public func toCFAbsoluteTime(_ sr: SRAbsoluteTime) -> Double {
         sr.rawValue + ((wallNow - cfAbsoluteTimeIntervalSince1970) - current().rawValue)
     }
 
-    /// `SRAbsoluteTime.fromCFAbsoluteTime(_cf:)` (§4.1, note the label): `cf − (CF now − SR now)`.
+    /// `SRAbsoluteTime.fromCFAbsoluteTime(_cf:)` (contract §4.1, note the label): `cf − (CF now − SR now)`.
     public func fromCFAbsoluteTime(_cf cf: Double) -> SRAbsoluteTime {
         SRAbsoluteTime(cf - ((wallNow - cfAbsoluteTimeIntervalSince1970) - current().rawValue))
     }
@@ -131,7 +131,7 @@ public struct SRClock: Sendable, Hashable {
     /// `mach_continuous_time()` now: ticks since the current boot.
     public func continuousTime() -> UInt64 { UInt64((uptime(atTrue: now) * SRClock.ticksPerSecond).rounded()) }
 
-    /// `SRAbsoluteTime.fromContinuousTime(_:)`: only meaningful for ticks of the current boot (§4.1).
+    /// `SRAbsoluteTime.fromContinuousTime(_:)`: only meaningful for ticks of the current boot (contract §4.1).
     public func fromContinuousTime(_ ticks: UInt64) -> SRAbsoluteTime {
         srTime(atTrue: bootTime(atTrue: now) + Double(ticks) / SRClock.ticksPerSecond)
     }

@@ -1,4 +1,4 @@
-/// An OS version such as 17.4, used for "first OS" of sensors and fields (§3.1, §3.3).
+/// An OS version such as 17.4, used for "first OS" of sensors and fields (contract §3.1, §3.3).
 public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var major: Int
     public var minor: Int
@@ -21,7 +21,7 @@ public struct OSVersion: Sendable, Hashable, Comparable, CustomStringConvertible
     public var description: String { "\(major).\(minor)" }
 }
 
-/// What `SRFetchResult.sample` holds (§3.1 "Shape"): one object, or an array of
+/// What `SRFetchResult.sample` holds (contract §3.1 "Shape"): one object, or an array of
 /// elements written together (flattened to one row per element, sharing the
 /// result's write time).
 public enum ResultShape: String, Sendable, Hashable {
@@ -47,7 +47,7 @@ public enum ColumnKind: String, Sendable, Hashable {
     case double, int, bool, string, value
 }
 
-/// The type of a sample field as a protocol sees it (§3.3).
+/// The type of a sample field as a protocol sees it (contract §3.3).
 public enum FieldType: Sendable, Hashable {
     /// A number (`Double`, or a `Measurement` in the field's unit).
     case double
@@ -59,7 +59,7 @@ public enum FieldType: Sendable, Hashable {
     case date
     /// A `TimeInterval` in seconds.
     case duration
-    /// An `SRAbsoluteTime` (SR clock seconds, §4) — deletion records only.
+    /// An `SRAbsoluteTime` (SR clock seconds, contract §4) — deletion records only.
     case absoluteTime
     /// An integer enumeration with named raw values (`name` is Apple's type name).
     case enumeration(name: String, cases: [NamedValue])
@@ -125,7 +125,7 @@ public enum FieldRole: String, Sendable, Hashable {
     case rowTime
 }
 
-/// One field of a sensor's samples as a protocol sees it (§3.3).
+/// One field of a sensor's samples as a protocol sees it (contract §3.3).
 public struct FieldSchema: Sendable, Hashable {
     /// Column name as protocols use it (`"lux"`, `"chromaticityX"`, `"x"`).
     public var name: String
@@ -155,7 +155,7 @@ public struct FieldSchema: Sendable, Hashable {
     }
 }
 
-/// How often a sensor produces samples (§3.2). Apple documents almost none of this.
+/// How often a sensor produces samples (contract §3.2). Apple documents almost none of this.
 public struct Cadence: Sendable, Hashable {
     /// Human text, e.g. "~50 Hz continuous, written in 60-s batches".
     public var summary: String
@@ -171,24 +171,24 @@ public struct Cadence: Sendable, Hashable {
     }
 }
 
-/// Everything the contract says about one sensor (§2.1, §2.2, §3.1–§3.3).
+/// Everything the contract says about one sensor (contract §2.1, §2.2, §3.1–§3.3).
 public struct SensorInfo: Sendable, Hashable {
     public var sensor: Sensor
-    /// The public string for `com.apple.developer.sensorkit.reader.allow` (§2.1).
+    /// The public string for `com.apple.developer.sensorkit.reader.allow` (contract §2.1).
     public var entitlement: String
-    /// False where the string is inferred rather than documented (§2.1 "Status").
+    /// False where the string is inferred rather than documented (contract §2.1 "Status").
     public var entitlementConfirmed: Bool
-    /// The `NSSensorKitUsageDetail` key (`SRSensorUsage…`, §2.2).
+    /// The `NSSensorKitUsageDetail` key (`SRSensorUsage…`, contract §2.2).
     public var usageKey: String
     public var usageKeyConfirmed: Bool
     /// ObjC constant (`SRSensorAmbientLightSensor`).
     public var objcConstant: String
     /// Apple's sample class (`SRAmbientLightSample`).
     public var sampleType: String
-    /// Devices that produce the data (§3.1 "Src"): phone and/or paired watch.
+    /// Devices that produce the data (contract §3.1 "Src"): phone and/or paired watch.
     public var deviceKinds: [DeviceKind]
     public var shape: ResultShape
-    /// First iOS SDK exposing the sensor (§3.1 "OS").
+    /// First iOS SDK exposing the sensor (contract §3.1 "OS").
     public var firstOS: OSVersion
     public var cadence: Cadence
     /// Every sample field, the row-time field (if any) first, then columns in order.

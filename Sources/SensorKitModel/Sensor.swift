@@ -2,7 +2,7 @@
 ///
 /// The raw value of the enum is the Swift name used in protocols (`"ambientLightSensor"`);
 /// `identifier` is SensorKit's own raw string (`"com.apple.SensorKit.als"`).
-/// Source: sensorkit-semantics.md §3.1.
+/// Source: docs/sensorkit-contract.md §3.1.
 public enum Sensor: String, CaseIterable, Sendable, Hashable, Comparable {
     case ambientLightSensor
     case accelerometer
@@ -29,7 +29,7 @@ public enum Sensor: String, CaseIterable, Sendable, Hashable, Comparable {
 
     public static func < (a: Sensor, b: Sensor) -> Bool { a.rawValue < b.rawValue }
 
-    /// SensorKit's raw `SRSensor` string (§3.1 "Raw value").
+    /// SensorKit's raw `SRSensor` string (contract §3.1 "Raw value").
     public var identifier: String {
         switch self {
         case .ambientLightSensor: "com.apple.SensorKit.als"
@@ -57,7 +57,7 @@ public enum Sensor: String, CaseIterable, Sendable, Hashable, Comparable {
         }
     }
 
-    /// The companion deletion-record ("tombstone") stream's raw string (§3.1, §8.3).
+    /// The companion deletion-record ("tombstone") stream's raw string (contract §3.1, §8.3).
     public var deletionRecordIdentifier: String { identifier + ".tombstones" }
 
     /// Looks a sensor up by its Swift name or by its SensorKit raw string.
@@ -68,7 +68,7 @@ public enum Sensor: String, CaseIterable, Sendable, Hashable, Comparable {
     }
 }
 
-/// The kind of physical device a stream comes from (§3.1 "Src").
+/// The kind of physical device a stream comes from (contract §3.1 "Src").
 public enum DeviceKind: String, Sendable, Hashable, CaseIterable {
     case phone
     case watch

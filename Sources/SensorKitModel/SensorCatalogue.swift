@@ -1,5 +1,5 @@
-// The sensor catalogue: sensorkit-semantics.md §2.1 (entitlements), §2.2 (usage keys),
-// §3.1 (master table), §3.2 (cadence) and §3.3 (every sample field).
+// The sensor catalogue: docs/sensorkit-contract.md §2.1 (entitlements), contract §2.2 (usage keys),
+// contract §3.1 (master table), contract §3.2 (cadence) and contract §3.3 (every sample field).
 
 private func f(_ name: String, _ type: FieldType, _ unit: String?, opt: Bool = false,
                apple: String? = nil, since: OSVersion? = nil, _ summary: String) -> FieldSchema {
@@ -29,9 +29,9 @@ private let uptimeField = f("timestamp", .duration, "s", apple: "timestamp",
 private let batchIdentifierField = f("identifier", .int, apple: "identifier",
                                      "write-batch identifier shared by the elements of one result; increases between batches")
 
-/// The sensor catalogue (§3). Immutable, deterministic, `Sendable`.
+/// The sensor catalogue (contract §3). Immutable, deterministic, `Sendable`.
 public enum SensorCatalogue {
-    /// The 29 `SRDeviceUsageReport.CategoryKey` values (§3.3.9), as their string values.
+    /// The 29 `SRDeviceUsageReport.CategoryKey` values (contract §3.3.9), as their string values.
     public static let deviceUsageCategories: [String] = [
         "Games", "Business", "Weather", "Utilities", "Travel", "Sports", "SocialNetworking", "Reference",
         "Productivity", "PhotoAndVideo", "News", "Navigation", "Music", "Lifestyle", "HealthAndFitness",
@@ -39,35 +39,35 @@ public enum SensorCatalogue {
         "Miscellaneous", "FoodAndDrink", "DeveloperTools", "GraphicsAndDesign", "Shopping", "Stickers",
     ].map { "SRDeviceUsageCategory" + $0 }
 
-    /// `SRDeviceUsageReport.NotificationUsage.Event` (§3.3.9).
+    /// `SRDeviceUsageReport.NotificationUsage.Event` (contract §3.3.9).
     public static let notificationEvents: [NamedValue] = named([
         "unknown", "received", "defaultAction", "supplementaryAction", "clear", "notificationCenterClearAll",
         "removed", "hide", "longLook", "silence", "appLaunch", "expired", "bannerPulldown", "tapCoalesce",
         "deduped", "deviceActivated", "deviceUnlocked",
     ])
 
-    /// `SRTextInputSession.SessionType` (§3.3.9).
+    /// `SRTextInputSession.SessionType` (contract §3.3.9).
     public static let textInputSessionTypes: [NamedValue] = named(["keyboard", "thirdPartyKeyboard", "pencil", "dictation"], from: 1)
 
-    /// `SRKeyboardMetrics.SentimentCategory` (§3.3.11) — not `CaseIterable` in Apple's SDK (trap T21).
+    /// `SRKeyboardMetrics.SentimentCategory` (contract §3.3.11) — not `CaseIterable` in Apple's SDK (contract trap T21).
     public static let sentimentCategories: [NamedValue] = named([
         "absolutist", "down", "death", "anxiety", "anger", "health", "positive", "sad", "lowEnergy", "confused",
     ])
 
-    /// `SRPhotoplethysmogramSample.Usage` string values (§3.3.18).
+    /// `SRPhotoplethysmogramSample.Usage` string values (contract §3.3.18).
     public static let ppgUsages = ["foregroundHeartRate", "deepBreathing", "foregroundBloodOxygen", "backgroundSystem"]
 
-    /// `SRPhotoplethysmogramOpticalSample.Condition` string values (§3.3.18).
+    /// `SRPhotoplethysmogramOpticalSample.Condition` string values (contract §3.3.18).
     public static let ppgOpticalConditions = ["signalSaturation", "unreliableNoise"]
 
-    /// Length-unit probability metrics of `SRKeyboardMetrics` (§3.3.11).
+    /// Length-unit probability metrics of `SRKeyboardMetrics` (contract §3.3.11).
     public static let keyboardLengthDistributions = [
         "upErrorDistance", "downErrorDistance", "spaceUpErrorDistance", "spaceDownErrorDistance",
         "deleteUpErrorDistance", "deleteDownErrorDistance", "shortWordCharKeyUpErrorDistance",
         "shortWordCharKeyDownErrorDistance",
     ]
 
-    /// Duration-unit probability metrics of `SRKeyboardMetrics` (§3.3.11).
+    /// Duration-unit probability metrics of `SRKeyboardMetrics` (contract §3.3.11).
     public static let keyboardDurationDistributions = [
         "touchDownUp", "touchUpDown", "spaceTouchDownUp", "deleteTouchDownUp", "shortWordCharKeyTouchDownUp",
         "touchDownDown", "charKeyToPrediction", "shortWordCharKeyToCharKey", "charKeyToAnyTapKey",
@@ -78,18 +78,18 @@ public enum SensorCatalogue {
         "deleteToPath", "pathToDelete", "spaceToPath", "pathToSpace", "pathToPath",
     ]
 
-    /// The correction kinds of `SRKeyboardMetrics`' `total…Corrections` counts (§3.3.11).
+    /// The correction kinds of `SRKeyboardMetrics`' `total…Corrections` counts (contract §3.3.11).
     public static let keyboardCorrectionKinds = ["Auto", "Space", "Retro", "Transposition", "InsertKey", "SkipTouch",
                                                  "NearKey", "Substitution", "HitTest"]
 
-    /// Positional metrics of `SRKeyboardMetrics`: name → unit (§3.3.11).
+    /// Positional metrics of `SRKeyboardMetrics`: name → unit (contract §3.3.11).
     public static let keyboardPositionalDistributions: [(name: String, unit: String)] = [
         ("longWordUpErrorDistance", "mm"), ("longWordDownErrorDistance", "mm"),
         ("longWordTouchDownUp", "s"), ("longWordTouchDownDown", "s"), ("longWordTouchUpDown", "s"),
         ("deleteToDeletes", "s"),
     ]
 
-    /// `SRDeletionRecord` (§3.3.21, §8.3): the rows of a sensor's tombstone stream.
+    /// `SRDeletionRecord` (contract §3.3.21, §8.3): the rows of a sensor's tombstone stream.
     public static let deletionRecordFields: [FieldSchema] = [
         f("startTime", .absoluteTime, "SR s", "SR time where the deleted range starts"),
         f("endTime", .absoluteTime, "SR s", "SR time where the deleted range ends"),
@@ -110,7 +110,7 @@ public enum SensorCatalogue {
         return all.map(\.usageKey).filter { seen.insert($0).inserted }
     }
 
-    /// The sensors covered by a usage-detail key (§2.2): `SRSensorUsageMotion` → accelerometer, rotationRate.
+    /// The sensors covered by a usage-detail key (contract §2.2): `SRSensorUsageMotion` → accelerometer, rotationRate.
     public static func sensors(forUsageKey key: String) -> [Sensor] {
         all.filter { $0.usageKey.lowercased() == key.lowercased() }.map(\.sensor)
     }
@@ -140,7 +140,7 @@ public enum SensorCatalogue {
         return viaEntitlement.compactMap { e in all.first { $0.entitlement == e }?.sensor.rawValue }
     }
 
-    /// Resolves one `com.apple.developer.sensorkit.reader.allow` string (§2.1 simulator
+    /// Resolves one `com.apple.developer.sensorkit.reader.allow` string (contract §2.1 simulator
     /// rule): the public string, the raw identifier or the Swift property name,
     /// case-insensitively. Unknown strings give nil (SensorKit ignores them).
     public static func sensor(forEntitlement string: String) -> Sensor? {
@@ -578,15 +578,15 @@ public struct NameLookupError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension Sensor {
-    /// The catalogue entry (§3).
+    /// The catalogue entry (contract §3).
     public var info: SensorInfo { SensorCatalogue.info(self) }
-    /// Public entitlement string (§2.1).
+    /// Public entitlement string (contract §2.1).
     public var entitlement: String { info.entitlement }
-    /// `SRSensorUsage…` key (§2.2).
+    /// `SRSensorUsage…` key (contract §2.2).
     public var usageKey: String { info.usageKey }
     public var shape: ResultShape { info.shape }
     public var deviceKinds: [DeviceKind] { info.deviceKinds }
     public var firstOS: OSVersion { info.firstOS }
-    /// The sensors answered together in the consent sheet (same usage key, §5.1), self included.
+    /// The sensors answered together in the consent sheet (same usage key, contract §5.1), self included.
     public var authorizationGroup: [Sensor] { SensorCatalogue.sensors(forUsageKey: usageKey) }
 }

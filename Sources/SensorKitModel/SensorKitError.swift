@@ -1,27 +1,27 @@
-/// An `SRErrorDomain` code (sensorkit-semantics.md §10).
+/// An `SRErrorDomain` code (docs/sensorkit-contract.md §10).
 ///
 /// A struct rather than an enum because the simulator lets scenarios choose codes
-/// (`lockedFetchError`, `fetchDevicesDeniedError`, §14.2) and because other domains
-/// can leak through (§10.2, `NSCocoaErrorDomain` 4097/4099). Named constants cover
-/// the five public codes (§10.1) and the non-public ones seen in the wild (§10.2).
+/// (`lockedFetchError`, `fetchDevicesDeniedError`, contract §14.2) and because other domains
+/// can leak through (contract §10.2, `NSCocoaErrorDomain` 4097/4099). Named constants cover
+/// the five public codes (contract §10.1) and the non-public ones seen in the wild (contract §10.2).
 public struct SRErrorCode: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
     public init(_ rawValue: Int) { self.rawValue = rawValue }
 
-    // §10.1 public codes (`SRError.Code`).
-    /// 0 — no valid SensorKit entitlement for the sensor (§5.6).
+    // contract §10.1 public codes (`SRError.Code`).
+    /// 0 — no valid SensorKit entitlement for the sensor (contract §5.6).
     public static let invalidEntitlement = SRErrorCode(0)
-    /// 1 — the app lacks authorization for the action (§5.4, §5.5, §6.2).
+    /// 1 — the app lacks authorization for the action (contract §5.4, §5.5, §6.2).
     public static let noAuthorization = SRErrorCode(1)
-    /// 2 — data cannot be accessed right now, e.g. the device is locked (§7.2).
+    /// 2 — data cannot be accessed right now, e.g. the device is locked (contract §7.2).
     public static let dataInaccessible = SRErrorCode(2)
-    /// 3 — the fetch request has invalid values (`from`/`to` unset, `from > to`) (§7.2).
+    /// 3 — the fetch request has invalid values (`from`/`to` unset, `from > to`) (contract §7.2).
     public static let fetchRequestInvalid = SRErrorCode(3)
-    /// 4 — the authorization request was not completed (§5.2); the cause is nested.
+    /// 4 — the authorization request was not completed (contract §5.2); the cause is nested.
     public static let promptDeclined = SRErrorCode(4)
 
-    // §10.2 non-public codes.
+    // contract §10.2 non-public codes.
     /// 4096 — a required companion app is not installed.
     public static let companionAppNotInstalled = SRErrorCode(4096)
     /// 4097 — SensorKit onboarding not completed (underlying of 1).
@@ -30,15 +30,15 @@ public struct SRErrorCode: RawRepresentable, Hashable, Comparable, Sendable, Cus
     public static let researchDataCollectionOff = SRErrorCode(4098)
     /// 8192 — not enough storage space.
     public static let insufficientStorage = SRErrorCode(8192)
-    /// 8193 — daemon connection / record not found (what `fetchDevices` reports when denied, §9.1).
+    /// 8193 — daemon connection / record not found (what `fetchDevices` reports when denied, contract §9.1).
     public static let connectionNotFound = SRErrorCode(8193)
-    /// 8194 — generic internal error (also the simulator's concurrent-fetch failure, §7.6).
+    /// 8194 — generic internal error (also the simulator's concurrent-fetch failure, contract §7.6).
     public static let internalError = SRErrorCode(8194)
     /// 8195 — another authorization prompt is already showing (underlying of 4).
     public static let promptBusy = SRErrorCode(8195)
     /// 8196 — the authorization prompt was cancelled (underlying of 4).
     public static let promptCancelled = SRErrorCode(8196)
-    /// 8197 — Info.plist lacks a required key or has the wrong type (delivered directly, §2.3).
+    /// 8197 — Info.plist lacks a required key or has the wrong type (delivered directly, contract §2.3).
     public static let invalidInfoPlist = SRErrorCode(8197)
     /// 8198 — no device identifier.
     public static let noDeviceIdentifier = SRErrorCode(8198)
@@ -92,10 +92,10 @@ public struct SRErrorCode: RawRepresentable, Hashable, Comparable, Sendable, Cus
         }
     }
 
-    /// True for the five codes of `SRError.Code` (§10.1).
+    /// True for the five codes of `SRError.Code` (contract §10.1).
     public var isPublic: Bool { (0...4).contains(rawValue) }
 
-    /// A one-line meaning (§10.1, §10.2).
+    /// A one-line meaning (contract §10.1, §10.2).
     public var summary: String {
         switch rawValue {
         case 0: "no valid SensorKit entitlement for this sensor"
@@ -136,9 +136,9 @@ public struct SRErrorCode: RawRepresentable, Hashable, Comparable, Sendable, Cus
 
 /// A SensorKit error as a protocol sees it: domain, code, message and an optional
 /// nested cause (`NSUnderlyingErrorKey`), e.g. `promptDeclined` (4) wrapping
-/// `noNewAuthorizationGroups` (8201) — §5.2, trap T1.
+/// `noNewAuthorizationGroups` (8201) — contract §5.2, trap T1.
 ///
-/// Where each error is delivered (§10.3), see `SensorKitOperation`.
+/// Where each error is delivered (contract §10.3), see `SensorKitOperation`.
 public struct SensorKitError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `"SRErrorDomain"`.
     public static let srErrorDomain = "SRErrorDomain"
@@ -191,20 +191,20 @@ public struct SensorKitError: Error, Sendable, Hashable, CustomStringConvertible
         SensorKitError(.fetchRequestInvalid, "invalid fetch request: \(reason)")
     }
 
-    /// An Info.plist problem (§2.3): "Your bundle's Info.plist must have an <key> key", code 8197.
+    /// An Info.plist problem (contract §2.3): "Your bundle's Info.plist must have an <key> key", code 8197.
     public static func invalidInfoPlist(key: String, detail: String? = nil) -> SensorKitError {
         var m = "Your bundle's Info.plist must have an \(key) key"
         if let d = detail { m += " (\(d))" }
         return SensorKitError(.invalidInfoPlist, m)
     }
 
-    /// `promptDeclined` (4) wrapping `cause` (§5.2 steps 3, 5, 6, 7).
+    /// `promptDeclined` (4) wrapping `cause` (contract §5.2 steps 3, 5, 6, 7).
     public static func promptDeclined(underlying cause: SensorKitError) -> SensorKitError {
         SensorKitError(.promptDeclined, "the authorization request was not completed", underlying: cause)
     }
 }
 
-/// The SensorKit operations that can fail, and where each failure is delivered (§10.3, §11).
+/// The SensorKit operations that can fail, and where each failure is delivered (contract §10.3, §11).
 public enum SensorKitOperation: String, Sendable, CaseIterable {
     case requestAuthorization, startRecording, stopRecording, fetch, fetchDevices
 

@@ -1,8 +1,8 @@
-/// A value as a protocol declared it, before interpretation (§2).
+/// A value as a protocol declared it, before interpretation (contract §2).
 ///
 /// Loose on purpose: a Lua table converts into it without losing what kind of
 /// value each key held, so that validation can say "the detail was a string, not a
-/// table" (error 8197, §2.3, trap T5).
+/// table" (error 8197, contract §2.3, trap T5).
 public indirect enum DeclaredValue: Sendable, Hashable, CustomStringConvertible {
     case string(String)
     case number(Double)
@@ -105,11 +105,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// A per-sensor usage detail (`NSSensorKitUsageDetail` → `SRSensorUsage…` dictionary, §2.2).
+/// A per-sensor usage detail (`NSSensorKitUsageDetail` → `SRSensorUsage…` dictionary, contract §2.2).
 public struct UsageDetail: Sendable, Hashable {
     /// `Description`: why the study needs the sensor.
     public var detail: String
-    /// `Required`: declining offers "Don't Enroll in Study" (§5.2 step 9).
+    /// `Required`: declining offers "Don't Enroll in Study" (contract §5.2 step 9).
     public var required: Bool
 
     public init(detail: String, required: Bool = false) {
@@ -118,7 +118,7 @@ public struct UsageDetail: Sendable, Hashable {
     }
 }
 
-/// What a protocol's `study { … }` declares (§2): the simulated entitlements and
+/// What a protocol's `study { … }` declares (contract §2): the simulated entitlements and
 /// Info.plist of the study app, kept as declared.
 ///
 /// | study key | Apple equivalent |
@@ -256,7 +256,7 @@ public struct StudyManifest: Sendable, Hashable {
     // MARK: Validation
 
     /// Checks the manifest the way App Review and SensorKit's runtime validation would
-    /// (§2.1–§2.3, traps T4 and T5). Diagnostics come in a stable order: study keys,
+    /// (contract §2.1–§2.3, traps T4 and T5). Diagnostics come in a stable order: study keys,
     /// entitlements, usage details, then cross-checks per sensor in catalogue order.
     ///
     /// Codes: `missing-id`, `invalid-id`, `missing-title`, `invalid-title`,
@@ -269,7 +269,7 @@ public struct StudyManifest: Sendable, Hashable {
     /// `missing-usage-detail`, `sensor-unavailable`.
     ///
     /// - Parameters:
-    ///   - strictPrivacyPolicy: a missing privacy policy URL is an error (§2.3 "strict").
+    ///   - strictPrivacyPolicy: a missing privacy policy URL is an error (contract §2.3 "strict").
     ///   - osVersion: when given, sensors newer than it are reported.
     public func validate(strictPrivacyPolicy: Bool = false, osVersion: OSVersion? = nil) -> [Diagnostic] {
         var out: [Diagnostic] = []
@@ -462,7 +462,7 @@ public struct ResolvedStudy: Sendable, Hashable {
     public var title: String?
     public var usageDescription: String?
     public var privacyPolicyURL: String?
-    /// Sensors whose entitlement is present (§2.1 rule; unknown strings ignored).
+    /// Sensors whose entitlement is present (contract §2.1 rule; unknown strings ignored).
     public var entitledSensors: Set<Sensor> = []
     /// Well-formed usage details, per sensor (a shared key covers its whole group).
     public var usageDetails: [Sensor: UsageDetail] = [:]
@@ -488,7 +488,7 @@ public struct ResolvedStudy: Sendable, Hashable {
     public func isEntitled(_ sensor: Sensor) -> Bool { entitledSensors.contains(sensor) }
 
     /// The 8197 error `requestAuthorization(sensors)` gets from client-side Info.plist
-    /// validation (§2.3), or nil when the Info.plist is fine for these sensors.
+    /// validation (contract §2.3), or nil when the Info.plist is fine for these sensors.
     public func infoPlistError(for sensors: Set<Sensor>, strictPrivacyPolicy: Bool = false) -> SensorKitError? {
         if usageDescription == nil { return .invalidInfoPlist(key: "NSSensorKitUsageDescription") }
         if strictPrivacyPolicy && privacyPolicyURL == nil { return .invalidInfoPlist(key: "NSSensorKitPrivacyPolicyURL") }

@@ -48,8 +48,8 @@ public struct KnobDescription: Sendable, Hashable {
     public var summary: String
 }
 
-/// Every behavioural switch of the simulated world (§14.2, plus §1, §2.3, §5.6 and
-/// a few of the simulator's own), with the reference's defaults.
+/// Every behavioural switch of the simulated world (contract §14.2, plus contract §1, §2.3, §5.6 and
+/// a few of the simulator's own), with the defaults of docs/sensorkit-contract.md §14.2.
 ///
 /// Scenario files set knobs by name through `set(name:value:)`. Durations accept
 /// seconds or text with a unit (`"24h"`, `"7.5d"`, `"90m"`, `"30s"`); error codes
@@ -57,7 +57,7 @@ public struct KnobDescription: Sendable, Hashable {
 /// (all sensors), a table `{ faceMetrics = "7.5d" }`, or a dotted name
 /// (`"holdingPeriod.faceMetrics"`).
 public struct WorldSwitches: Sendable, Hashable {
-    /// §8.1: how a range that overlaps the holding period is treated.
+    /// contract §8.1: how a range that overlaps the holding period is treated.
     public enum HoldingMode: String, Sendable, Hashable, CaseIterable {
         /// `to' = min(to, now − hold)` — what shipping apps observe (default).
         case clamp
@@ -65,7 +65,7 @@ public struct WorldSwitches: Sendable, Hashable {
         case strictDoc
     }
 
-    /// §6.2 item 8: which stored data a newly recording app may read.
+    /// contract §6.2 item 8: which stored data a newly recording app may read.
     public enum PriorDataVisibility: String, Sendable, Hashable, CaseIterable {
         /// Everything written while *anyone* recorded (within retention) — default.
         case sevenDaysIfSensorActive
@@ -73,7 +73,7 @@ public struct WorldSwitches: Sendable, Hashable {
         case sinceOwnStartRecording
     }
 
-    /// §7.5: a fetch request without a device.
+    /// contract §7.5: a fetch request without a device.
     public enum NilDeviceMode: String, Sendable, Hashable, CaseIterable {
         /// Use the current device (the phone) and write it back into the request — default.
         case docCurrentDevice
@@ -81,22 +81,22 @@ public struct WorldSwitches: Sendable, Hashable {
         case decompiledEmpty
     }
 
-    /// §5.2 step 3: how "nothing new to ask" is reported.
+    /// contract §5.2 step 3: how "nothing new to ask" is reported.
     public enum AlreadyAnsweredError: String, Sendable, Hashable, CaseIterable {
         /// `promptDeclined` (4) with underlying 8201 — default.
         case nested
-        /// 8201 at top level (older builds, §15 #2).
+        /// 8201 at top level (older builds, contract §15 #2).
         case flat
     }
 
-    /// §7.6: a second fetch on a reader whose fetch is still running.
+    /// contract §7.6: a second fetch on a reader whose fetch is still running.
     public enum ConcurrentFetchPolicy: String, Sendable, Hashable, CaseIterable {
         /// Fail fast with 8194 — default.
         case fail
         case queue
     }
 
-    /// §5.6: what a missing entitlement does in `requestAuthorization`.
+    /// contract §5.6: what a missing entitlement does in `requestAuthorization`.
     public enum MissingEntitlementMode: String, Sendable, Hashable, CaseIterable {
         /// Error `invalidEntitlement` (0) — default.
         case error
@@ -104,12 +104,12 @@ public struct WorldSwitches: Sendable, Hashable {
         case terminate
     }
 
-    /// §1: where the app runs.
+    /// contract §1: where the app runs.
     public enum Platform: String, Sendable, Hashable, CaseIterable {
         case iPhone
-        /// SensorKit.framework absent: availability probe false, touching the API traps (trap T6).
+        /// SensorKit.framework absent: availability probe false, touching the API traps (contract trap T6).
         case iPad
-        /// Calls are silently ignored: no callbacks at all (trap T30).
+        /// Calls are silently ignored: no callbacks at all (contract trap T30).
         case catalyst
         case visionOS
 
@@ -120,46 +120,46 @@ public struct WorldSwitches: Sendable, Hashable {
     }
 
     public var holdingMode: HoldingMode = .clamp
-    /// §8.1: seconds of holding per sensor; 86 400, faceMetrics 648 000 (7.5 d).
+    /// contract §8.1: seconds of holding per sensor; 86 400, faceMetrics 648 000 (7.5 d).
     public var holdingPeriod: [Sensor: Double] = WorldSwitches.perSensor(86_400, faceMetrics: 648_000)
-    /// §8.2: seconds of retention per sensor; 604 800, faceMetrics 1 209 600.
+    /// contract §8.2: seconds of retention per sensor; 604 800, faceMetrics 1 209 600.
     public var retention: [Sensor: Double] = WorldSwitches.perSensor(604_800, faceMetrics: 1_209_600)
-    /// §8.2: seconds deletion records are kept (60 d).
+    /// contract §8.2: seconds deletion records are kept (60 d).
     public var tombstoneRetention: Double = 5_184_000
     /// Simulator: seconds between age-limit purges (tombstones are written per purge). 0 = continuous, no tombstones.
     public var agePurgeInterval: Double = 3_600
-    /// §5.4, §6.2 item 6: when the last stakeholder stops, delete what is stored (`noInterestedClients`).
+    /// contract §5.4, §6.2 item 6: when the last stakeholder stops, delete what is stored (`noInterestedClients`).
     public var purgeWhenNoInterestedClients: Bool = false
     public var priorDataVisibility: PriorDataVisibility = .sevenDaysIfSensorActive
     public var nilDeviceMode: NilDeviceMode = .docCurrentDevice
     public var alreadyAnsweredError: AlreadyAnsweredError = .nested
     public var epochMode: EpochMode = .deviceEpoch
-    /// §7.4: fraction of results delivered twice (deterministic from the seed).
+    /// contract §7.4: fraction of results delivered twice (deterministic from the seed).
     public var duplicateRate: Double = 0.01
-    /// §7.4: seconds of out-of-order jitter inside array results, per sensor (0 = sorted).
+    /// contract §7.4: seconds of out-of-order jitter inside array results, per sensor (0 = sorted).
     public var outOfOrderJitter: [Sensor: Double] = WorldSwitches.perSensor(0)
-    /// §7.2: error code of a fetch while the device is locked.
+    /// contract §7.2: error code of a fetch while the device is locked.
     public var lockedFetchError: SRErrorCode = .dataInaccessible
-    /// §9.1: error code of `fetchDevices` when not authorized.
+    /// contract §9.1: error code of `fetchDevices` when not authorized.
     public var fetchDevicesDeniedError: SRErrorCode = .connectionNotFound
     public var concurrentFetchPolicy: ConcurrentFetchPolicy = .fail
-    /// §4.3: seconds between a watch writing a record and the phone storing it.
+    /// contract §4.3: seconds between a watch writing a record and the phone storing it.
     public var watchSyncLag: Double = 3_600
-    /// §3.2: report window per report sensor (seconds) — for generators.
+    /// contract §3.2: report window per report sensor (seconds) — for generators.
     public var reportWindow: [Sensor: Double] = [
         .deviceUsageReport: 900, .messagesUsageReport: 900, .phoneUsageReport: 900, .keyboardMetrics: 900,
     ]
-    /// §3.2: write-batch length per batched stream (seconds) — for generators.
+    /// contract §3.2: write-batch length per batched stream (seconds) — for generators.
     public var writeBatch: [Sensor: Double] = [.accelerometer: 60, .rotationRate: 60, .ambientPressure: 60]
     public var missingEntitlementMode: MissingEntitlementMode = .error
-    /// §2.3: treat a missing `NSSensorKitPrivacyPolicyURL` as an error (8197).
+    /// contract §2.3: treat a missing `NSSensorKitPrivacyPolicyURL` as an error (8197).
     public var strictPrivacyPolicy: Bool = false
     public var platform: Platform = .iPhone
-    /// §14.1: OS version of the simulated phone (gates sensors by first OS).
+    /// contract §14.1: OS version of the simulated phone (gates sensors by first OS).
     public var osVersion: OSVersion = OSVersion(26, 1)
-    /// §5.1: the system-wide "Research Sensor & Usage Data" switch; off ⇒ every status reads denied.
+    /// contract §5.1: the system-wide "Research Sensor & Usage Data" switch; off ⇒ every status reads denied.
     public var researchDataCollectionEnabled: Bool = true
-    /// §3.3.13: speech-metrics timestamps are rounded down to this many seconds — for generators.
+    /// contract §3.3.13: speech-metrics timestamps are rounded down to this many seconds — for generators.
     public var speechTimestampRounding: Double = 1
 
     public init() {}
@@ -180,53 +180,53 @@ public struct WorldSwitches: Sendable, Hashable {
     // MARK: Knobs by name
 
     public static let knobs: [KnobDescription] = [
-        KnobDescription(name: "holdingMode", allowed: "\"clamp\" or \"strictDoc\"", defaultValue: "clamp", section: "§8.1",
+        KnobDescription(name: "holdingMode", allowed: "\"clamp\" or \"strictDoc\"", defaultValue: "clamp", section: "contract §8.1",
                         summary: "overlap with the holding period: clamp `to` to now − hold, or return nothing"),
         KnobDescription(name: "holdingPeriod", allowed: "seconds, per sensor", defaultValue: "24h; faceMetrics 7.5d",
-                        section: "§8.1", summary: "how long new data is held before apps can read it"),
+                        section: "contract §8.1", summary: "how long new data is held before apps can read it"),
         KnobDescription(name: "retention", allowed: "seconds, per sensor", defaultValue: "7d; faceMetrics 14d",
-                        section: "§8.2", summary: "how long data stays readable after the hold"),
-        KnobDescription(name: "tombstoneRetention", allowed: "seconds", defaultValue: "60d", section: "§8.2",
+                        section: "contract §8.2", summary: "how long data stays readable after the hold"),
+        KnobDescription(name: "tombstoneRetention", allowed: "seconds", defaultValue: "60d", section: "contract §8.2",
                         summary: "how long deletion records are kept"),
         KnobDescription(name: "agePurgeInterval", allowed: "seconds (0 = continuous, no ageLimit records)",
-                        defaultValue: "1h", section: "§8.2", summary: "period of the age-limit purge"),
+                        defaultValue: "1h", section: "contract §8.2", summary: "period of the age-limit purge"),
         KnobDescription(name: "purgeWhenNoInterestedClients", allowed: "true or false", defaultValue: "false",
-                        section: "§5.4", summary: "delete stored data when the last stakeholder stops"),
+                        section: "contract §5.4", summary: "delete stored data when the last stakeholder stops"),
         KnobDescription(name: "priorDataVisibility", allowed: "\"sevenDaysIfSensorActive\" or \"sinceOwnStartRecording\"",
-                        defaultValue: "sevenDaysIfSensorActive", section: "§6.2", summary: "which prior data a new app sees"),
+                        defaultValue: "sevenDaysIfSensorActive", section: "contract §6.2", summary: "which prior data a new app sees"),
         KnobDescription(name: "nilDeviceMode", allowed: "\"docCurrentDevice\" or \"decompiledEmpty\"",
-                        defaultValue: "docCurrentDevice", section: "§7.5", summary: "fetch without a device"),
+                        defaultValue: "docCurrentDevice", section: "contract §7.5", summary: "fetch without a device"),
         KnobDescription(name: "alreadyAnsweredError", allowed: "\"nested\" or \"flat\"", defaultValue: "nested",
-                        section: "§5.2", summary: "4 wrapping 8201, or 8201 at top level"),
+                        section: "contract §5.2", summary: "4 wrapping 8201, or 8201 at top level"),
         KnobDescription(name: "epochMode", allowed: "\"deviceEpoch\", \"cfAligned\" or { mode = \"cfAligned\", offset = s }",
-                        defaultValue: "deviceEpoch", section: "§4.4", summary: "where SR time 0 lies"),
-        KnobDescription(name: "duplicateRate", allowed: "a number in 0…1", defaultValue: "0.01", section: "§7.4",
+                        defaultValue: "deviceEpoch", section: "contract §4.4", summary: "where SR time 0 lies"),
+        KnobDescription(name: "duplicateRate", allowed: "a number in 0…1", defaultValue: "0.01", section: "contract §7.4",
                         summary: "fraction of results delivered twice"),
-        KnobDescription(name: "outOfOrderJitter", allowed: "seconds, per sensor", defaultValue: "0", section: "§7.4",
+        KnobDescription(name: "outOfOrderJitter", allowed: "seconds, per sensor", defaultValue: "0", section: "contract §7.4",
                         summary: "element order jitter inside array results"),
         KnobDescription(name: "lockedFetchError", allowed: "an error code or name", defaultValue: "2 dataInaccessible",
-                        section: "§7.2", summary: "error of a fetch while the device is locked"),
+                        section: "contract §7.2", summary: "error of a fetch while the device is locked"),
         KnobDescription(name: "fetchDevicesDeniedError", allowed: "an error code or name", defaultValue: "8193",
-                        section: "§9.1", summary: "error of fetchDevices when not authorized"),
+                        section: "contract §9.1", summary: "error of fetchDevices when not authorized"),
         KnobDescription(name: "concurrentFetchPolicy", allowed: "\"fail\" or \"queue\"", defaultValue: "fail",
-                        section: "§7.6", summary: "a second fetch on a busy reader"),
-        KnobDescription(name: "watchSyncLag", allowed: "seconds", defaultValue: "1h", section: "§4.3",
+                        section: "contract §7.6", summary: "a second fetch on a busy reader"),
+        KnobDescription(name: "watchSyncLag", allowed: "seconds", defaultValue: "1h", section: "contract §4.3",
                         summary: "delay before watch records reach the phone"),
         KnobDescription(name: "reportWindow", allowed: "seconds, per sensor", defaultValue: "15m for usage reports and keyboard",
-                        section: "§3.2", summary: "report window of report sensors (generators)"),
+                        section: "contract §3.2", summary: "report window of report sensors (generators)"),
         KnobDescription(name: "writeBatch", allowed: "seconds, per sensor", defaultValue: "60s for accelerometer, rotation, pressure",
-                        section: "§3.2", summary: "write batch of batched streams (generators)"),
+                        section: "contract §3.2", summary: "write batch of batched streams (generators)"),
         KnobDescription(name: "missingEntitlementMode", allowed: "\"error\" or \"terminate\"", defaultValue: "error",
-                        section: "§5.6", summary: "requestAuthorization with a sensor lacking its entitlement"),
-        KnobDescription(name: "strictPrivacyPolicy", allowed: "true or false", defaultValue: "false", section: "§2.3",
+                        section: "contract §5.6", summary: "requestAuthorization with a sensor lacking its entitlement"),
+        KnobDescription(name: "strictPrivacyPolicy", allowed: "true or false", defaultValue: "false", section: "contract §2.3",
                         summary: "a missing privacy policy URL is an 8197 error"),
         KnobDescription(name: "platform", allowed: "\"iPhone\", \"iPad\", \"catalyst\" or \"visionOS\"", defaultValue: "iPhone",
-                        section: "§1", summary: "where the app runs"),
-        KnobDescription(name: "osVersion", allowed: "a version such as \"17.4\"", defaultValue: "26.1", section: "§14.1",
+                        section: "contract §1", summary: "where the app runs"),
+        KnobDescription(name: "osVersion", allowed: "a version such as \"17.4\"", defaultValue: "26.1", section: "contract §14.1",
                         summary: "OS version of the simulated phone"),
         KnobDescription(name: "researchDataCollectionEnabled", allowed: "true or false", defaultValue: "true",
-                        section: "§5.1", summary: "system-wide Research Sensor & Usage Data switch"),
-        KnobDescription(name: "speechTimestampRounding", allowed: "seconds", defaultValue: "1", section: "§3.3.13",
+                        section: "contract §5.1", summary: "system-wide Research Sensor & Usage Data switch"),
+        KnobDescription(name: "speechTimestampRounding", allowed: "seconds", defaultValue: "1", section: "contract §3.3.13",
                         summary: "privacy rounding of speech-metrics timestamps (generators)"),
     ]
 
@@ -388,8 +388,8 @@ func trimmed(_ s: String) -> String {
 }
 
 extension WorldSwitches {
-    /// Whether the simulated phone's OS knows `sensor` (§3.1 "OS", trap T26): a sensor newer
+    /// Whether the simulated phone's OS knows `sensor` (contract §3.1 "OS", trap T26): a sensor newer
     /// than `osVersion` does not exist there, and `SRSensorReader(sensor:)` with a sensor
-    /// the OS does not know raises an exception (§3.1 "Unknown sensor strings").
+    /// the OS does not know raises an exception (contract §3.1 "Unknown sensor strings").
     public func supports(_ sensor: Sensor) -> Bool { sensor.firstOS <= osVersion }
 }

@@ -88,7 +88,7 @@ extension Bindings {
     }
 
     /// `reader:fetch(request)`: evaluates the request now and queues its delivery. A
-    /// reader runs one fetch at a time (§7.6): from the call until its terminal callback,
+    /// reader runs one fetch at a time (contract §7.6): from the call until its terminal callback,
     /// another `fetch` on the same reader fails with 8194 (`concurrentFetchPolicy =
     /// fail`, default) or waits its turn (`queue`).
     func startFetch(_ r: Reader, _ request: FetchRequest, _ requestRef: LuaReference) throws {
@@ -123,7 +123,7 @@ extension Bindings {
     /// Delivers a fetch: one `didFetchResult(reader, request, result)` per result while it
     /// returns true, then `didCompleteFetch(reader, request)`; or `fetchFailedWithError`.
     /// Without a device in the request, the device used is written back into the request
-    /// table before the first callback (§7.5).
+    /// table before the first callback (contract §7.5).
     func deliverFetch(_ r: Reader, _ response: FetchResponse, request: FetchRequest, requestRef: LuaReference) throws {
         switch response {
         case .ignored:
@@ -142,7 +142,7 @@ extension Bindings {
                     let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])
                     // Only `true` asks for more (SensorKit's Bool): `false`, nil or anything else
                     // stops, and so does a delegate without didFetchResult, after the first
-                    // result (§7.2 step 5, §11).
+                    // result (contract §7.2 step 5, contract §11).
                     if answer != .boolean(true) { stop = true }
                 }
             }
@@ -206,13 +206,13 @@ extension Bindings {
 /// reference the reader is collected and gets no more callbacks. While a callback for
 /// it is queued (`pins` > 0: a fetch, `fetchDevices`, start/stop outcome or status
 /// change) it is pinned, so what the protocol started still reports. Recording is the
-/// app's, not the object's (§6.2): collecting a reader does not stop it.
+/// app's, not the object's (contract §6.2): collecting a reader does not stop it.
 public final class Reader {
     public let sensor: Sensor
     public let stream: FetchStream
     /// The key of the reader's userdata in the prelude's tables.
     let id: Int64
-    /// A fetch was started and its terminal callback has not been delivered yet (§7.6).
+    /// A fetch was started and its terminal callback has not been delivered yet (contract §7.6).
     var fetchRunning = false
     /// Fetches waiting for the running one (`concurrentFetchPolicy = queue`).
     var queuedFetches: [(FetchRequest, LuaReference)] = []

@@ -50,7 +50,7 @@ public final class SampleSet: @unchecked Sendable {
     }
 
     /// The same samples without exact duplicates (SensorKit delivers about 1 % of records
-    /// twice, §7.4): a row equal to an earlier row of the set in `writeTime`, `time` and
+    /// twice, contract §7.4): a row equal to an earlier row of the set in `writeTime`, `time` and
     /// every field (value and presence; numbers bit for bit) is dropped. A duplicate is
     /// the same record delivered again, so it shares its original's write time: rows are
     /// compared only within a run of equal write times, and only rows whose time does not

@@ -95,12 +95,12 @@ extension Bindings {
     /// `SRSensorReader.requestAuthorization(sensors:completion:)`.
     ///
     /// The sheet is answered asynchronously: statuses stay as they are until the
-    /// completion is delivered (§5.2: never on the caller's stack), and while the sheet is
+    /// completion is delivered (contract §5.2: never on the caller's stack), and while the sheet is
     /// on screen a second request that has something new to ask fails with 4/8195
     /// (prompt busy). On delivery the participant's answers apply, the status changes
-    /// are queued (`didChangeAuthorizationStatus` to every live reader, §5.3), then the
+    /// are queued (`didChangeAuthorizationStatus` to every live reader, contract §5.3), then the
     /// completion runs — so the changes arrive after the completion, and before anything
-    /// the completion itself starts (§14.4).
+    /// the completion itself starts (contract §14.4).
     func requestAuthorization(_ sensors: Set<Sensor>, completion: LuaReference?) throws {
         let run = self.run
         var preview = run.model
@@ -109,7 +109,7 @@ extension Bindings {
         case .noCallback:
             return
         case .terminate(let error):
-            // Missing entitlement with missingEntitlementMode = terminate (§5.6): the app dies.
+            // Missing entitlement with missingEntitlementMode = terminate (contract §5.6): the app dies.
             throw LuaScriptError("the app was terminated by SensorKit (missingEntitlementMode = terminate): \(error)")
         case .completion:
             break
@@ -137,9 +137,9 @@ extension Bindings {
     }
 
     /// Raises a Lua error when SensorKit does not exist on the simulated platform
-    /// (`switches.platform = "iPad"`, §1, trap T6); `sensorkit.isAvailable()` is the probe.
+    /// (`switches.platform = "iPad"`, contract §1, trap T6); `sensorkit.isAvailable()` is the probe.
     /// Raises a Lua error for a sensor newer than the simulated phone's OS (`switches.osVersion`):
-    /// SensorKit has no such sensor there, and `SRSensorReader(sensor:)` traps on it (§3.1, T26).
+    /// SensorKit has no such sensor there, and `SRSensorReader(sensor:)` traps on it (contract §3.1, T26).
     func requireOS(_ sensor: Sensor, _ what: String) throws {
         let sw = run.model.switches
         guard !sw.supports(sensor) else { return }

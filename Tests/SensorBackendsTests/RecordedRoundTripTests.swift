@@ -111,7 +111,7 @@ final class RecordedRoundTripTests: XCTestCase {
             _ = model.authorization.setStatus(s, .authorized)
             // Recording began well before the exported span: the export holds every row
             // *written* after `start`, including watch rows measured before it, which the
-            // simulator delivers only if they were measured while recording (§6.2 item 2).
+            // simulator delivers only if they were measured while recording (contract §6.2 item 2).
             model.recording.addInterval(s, by: .system, after: start - 2 * recDay, through: end)
         }
         model.advance(to: end)

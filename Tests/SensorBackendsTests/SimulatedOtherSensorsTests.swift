@@ -113,7 +113,7 @@ final class OtherSensorsTests: XCTestCase {
         XCTAssertTrue((800...1_400).contains(values.map(abs).max()!), "R peak ≈ 1 mV")
     }
 
-    /// PPG windows (§3.2: "short windows (e.g. 2–60 s) several times per hour"; §3.3.18 usages):
+    /// PPG windows (contract §3.2: "short windows (e.g. 2–60 s) several times per hour"; contract §3.3.18 usages):
     /// background windows of 2–60 s about three times an hour while worn, foreground
     /// heart-rate windows only inside walks and runs (with the arm swinging in the window's
     /// accelerometer), all at 32 Hz.
@@ -168,7 +168,7 @@ final class OtherSensorsTests: XCTestCase {
         }
     }
 
-    /// Acoustic settings (§3.2: "one snapshot at start and on each change"): a daily snapshot
+    /// Acoustic settings (contract §3.2: "one snapshot at start and on each change"): a daily snapshot
     /// at ~03:30 local, and a change record in the evening of a week's first day whenever the
     /// weekly settings change; a snapshot always repeats the settings in effect.
     func testAcousticSettingsSnapshotsAndChanges() {

@@ -33,7 +33,7 @@ final class SchemaTests: XCTestCase {
         }
     }
 
-    /// Device usage reports carry the nested structure of §3.3.9.
+    /// Device usage reports carry the nested structure of contract §3.3.9.
     func testDeviceUsageStructure() {
         let s = makeSimSource(seed: 3, simTrio)
         let b = s.samples(participant: "ben", sensor: .deviceUsageReport, device: .defaultPhone,

@@ -2,7 +2,7 @@ import XCTest
 import SensorKitModel
 import SensorBackends
 
-/// §14.3: when each kind of record reaches the store.
+/// contract §14.3: when each kind of record reaches the store.
 final class WriteTimeTests: XCTestCase {
     let source = makeSimSource(seed: 31, simTrio)
 

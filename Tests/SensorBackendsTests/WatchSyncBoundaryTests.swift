@@ -4,9 +4,9 @@ import SensorKitModel
 import SensorBackends
 
 /// Watch data reach the phone at the first sync after measurement + `watchSyncLag`
-/// (§4.3), so a sync carries data from both sides of a `startRecording`,
+/// (contract §4.3), so a sync carries data from both sides of a `startRecording`,
 /// `stopRecording` or revocation. A fetch must return exactly the watch samples
-/// measured while recording was on: none from outside, none lost inside (§6.2 item 2).
+/// measured while recording was on: none from outside, none lost inside (contract §6.2 item 2).
 final class WatchSyncBoundaryTests: XCTestCase {
     let ana = ParticipantDescription(id: "ana", timeZone: "Europe/Berlin", watch: .defaultWatch, profile: {
         var p = ParticipantProfile(preset: .officeWorker)

@@ -49,7 +49,7 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertEqual(store.status(.visits), .authorized)
         XCTAssertEqual(store.status(.accelerometer), .notDetermined)
 
-        // §5.2 step 3 / T1: 4 with 8201 underlying, no sheet, no changes.
+        // contract §5.2 step 3 / T1: 4 with 8201 underlying, no sheet, no changes.
         let again = store.requestAuthorization([.visits], study: study, policy: .allowAll, switches: sw)
         XCTAssertEqual(again.error?.code, .promptDeclined)
         XCTAssertEqual(again.error?.underlying?.code.rawValue, 8201)
@@ -113,7 +113,7 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertEqual(r.answers["SRSensorUsageVisits"], .deny)
     }
 
-    /// §5.2 step 9.
+    /// contract §5.2 step 9.
     func testRequiredAndDontEnroll() {
         var s = study
         s.usageDetails[.visits] = UsageDetail(detail: "Places.", required: true)

@@ -23,7 +23,7 @@ final class CatalogueTests: XCTestCase {
         }
     }
 
-    /// §2.1 entitlement strings, exactly.
+    /// contract §2.1 entitlement strings, exactly.
     func testEntitlementStrings() {
         let expected: [Sensor: String] = [
             .onWristState: "on-wrist", .ambientLightSensor: "ambient-light-sensor",
@@ -42,7 +42,7 @@ final class CatalogueTests: XCTestCase {
                        [.heartRate, .wristTemperature, .faceMetrics, .mediaEvents, .odometer, .acousticSettings, .sleepSessions])
     }
 
-    /// §2.2 usage keys, including the two shared ones and the singular "Message".
+    /// contract §2.2 usage keys, including the two shared ones and the singular "Message".
     func testUsageKeys() {
         XCTAssertEqual(Sensor.accelerometer.usageKey, "SRSensorUsageMotion")
         XCTAssertEqual(Sensor.rotationRate.usageKey, "SRSensorUsageMotion")
@@ -61,7 +61,7 @@ final class CatalogueTests: XCTestCase {
         XCTAssertEqual(Sensor.visits.authorizationGroup, [.visits])
     }
 
-    /// §3.1: shapes, devices, first OS.
+    /// contract §3.1: shapes, devices, first OS.
     func testMasterTable() {
         let arrays = Set(Sensor.allCases.filter { $0.shape == .array })
         XCTAssertEqual(arrays, [.accelerometer, .rotationRate, .ambientPressure, .electrocardiogram, .photoplethysmogram])
@@ -83,7 +83,7 @@ final class CatalogueTests: XCTestCase {
         XCTAssertNil(Sensor.visits.info.cadence.nominalPeriod)
     }
 
-    /// §3.3: every field, by Apple name, with its kind and unit.
+    /// contract §3.3: every field, by Apple name, with its kind and unit.
     func testEveryFieldOfSection33() {
         typealias F = (apple: String, kind: String, unit: String?)
         let expected: [Sensor: [F]] = [
@@ -154,7 +154,7 @@ final class CatalogueTests: XCTestCase {
                 if let u = e.unit { XCTAssertEqual(f.unit, u, "\(sensor).\(e.apple) unit") }
             }
         }
-        // Optional fields (§3.3 `?` types).
+        // Optional fields (contract §3.3 `?` types).
         let ped = Sensor.pedometerData.info
         XCTAssertFalse(ped.field("numberOfSteps")!.isOptional)
         XCTAssertTrue(ped.field("distance")!.isOptional)
@@ -215,7 +215,7 @@ final class CatalogueTests: XCTestCase {
         XCTAssertEqual(SensorCatalogue.sentimentCategories.map(\.rawValue), Array(0...9))
     }
 
-    /// §3.3.21: the tombstone stream's schema.
+    /// contract §3.3.21: the tombstone stream's schema.
     func testDeletionRecordSchema() {
         let f = SensorCatalogue.deletionRecordFields
         XCTAssertEqual(f.map(\.name), ["startTime", "endTime", "reason"])

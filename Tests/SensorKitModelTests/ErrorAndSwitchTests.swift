@@ -51,7 +51,7 @@ final class ErrorTests: XCTestCase {
 }
 
 final class SwitchTests: XCTestCase {
-    /// §14.2 defaults.
+    /// contract §14.2 defaults.
     func testDefaults() {
         let s = WorldSwitches()
         XCTAssertEqual(s.holdingMode, .clamp)

@@ -10,7 +10,7 @@ final class FetchTests: XCTestCase {
         FetchRequest(from: model.sr(after), to: model.sr(through), device: device)
     }
 
-    // MARK: Validation and gates (§7.2)
+    // MARK: Validation and gates (contract §7.2)
 
     func testInvalidRequests() {
         var model = makeModel()
@@ -32,7 +32,7 @@ final class FetchTests: XCTestCase {
     func testEntitlementThenAuthorizationThenLock() {
         var model = makeModel()
         let r = request(model, after: T0, through: T0 + hour)
-        XCTAssertEqual(model.fetch(r, sensor: .visits, source: source).error?.code, .noAuthorization, "§14.5 #1: notDetermined")
+        XCTAssertEqual(model.fetch(r, sensor: .visits, source: source).error?.code, .noAuthorization, "contract §14.5 #1: notDetermined")
         model.study.entitledSensors.remove(.visits)
         XCTAssertEqual(model.fetch(r, sensor: .visits, source: source).error?.code, .invalidEntitlement, "0 before 1")
         model.study.entitledSensors.insert(.visits)
@@ -47,7 +47,7 @@ final class FetchTests: XCTestCase {
         guard case .ignored = model.fetch(r, sensor: .visits, source: source) else { return XCTFail() }
     }
 
-    /// §14.5 #10.
+    /// contract §14.5 #10.
     func testRevocationThenNoAuthorization() {
         var model = makeModel()
         authorizeAndRecord(&model, [.pedometerData])
@@ -66,7 +66,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(again.error?.underlying?.code.rawValue, 8201)
     }
 
-    // MARK: Holding period (§8.1, §14.5 #5)
+    // MARK: Holding period (contract §8.1, §14.5 #5)
 
     func testHoldingPeriodClamp() {
         var model = makeModel()
@@ -106,7 +106,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(model.fetch(request(model, after: T0, through: model.now), sensor: .faceMetrics, source: source).batch().count, 60)
     }
 
-    // MARK: Recording gating (§6, T9)
+    // MARK: Recording gating (contract §6, T9)
 
     func testOnlyDataWrittenWhileRecording() {
         var model = makeModel()
@@ -128,7 +128,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(b.writeTimes.last, T0 + 6 * hour)
     }
 
-    /// §6.2 item 8.
+    /// contract §6.2 item 8.
     func testPriorDataVisibility() {
         func rows(_ mode: WorldSwitches.PriorDataVisibility) -> Int {
             var model = makeModel { $0.priorDataVisibility = mode }
@@ -142,7 +142,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(rows(.sinceOwnStartRecording), 60)
     }
 
-    // MARK: Retention and deletions (§8.2, §8.3, §14.5 #8, #9)
+    // MARK: Retention and deletions (contract §8.2, §8.3, §14.5 #8, #9)
 
     func testRetentionAndAgeLimitTombstones() {
         var model = makeModel()
@@ -215,7 +215,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(t.column("endTime")?.data, .double([5 * hour]))
     }
 
-    // MARK: Delivery (§7.2 step 5, §7.4)
+    // MARK: Delivery (contract §7.2 step 5, contract §7.4)
 
     func testDelegateStopCutsAtN() {
         var model = makeModel()
@@ -239,7 +239,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(arr.resultCount(), 60)
     }
 
-    /// §14.5 #6 and the design's "one call or a hundred": a week in one request equals
+    /// contract §14.5 #6 and the design's "one call or a hundred": a week in one request equals
     /// 168 hourly requests, duplicates and jitter included.
     func testWeekInOneRequestEqualsHourlyRequests() {
         var model = makeModel {
@@ -292,7 +292,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(jittered.writeTimes, sorted.writeTimes, "results stay in write order")
     }
 
-    // MARK: Devices (§7.5, §9, §14.5 #11)
+    // MARK: Devices (contract §7.5, §9, §14.5 #11)
 
     func testNilDeviceModes() {
         var model = makeModel()

@@ -79,7 +79,7 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(m.resolved().infoPlistError(for: [.visits])?.code.rawValue, 8197)
     }
 
-    /// T5 / §2.3: the detail given as a string instead of a table.
+    /// T5 / contract §2.3: the detail given as a string instead of a table.
     func testDetailAsString() {
         let m = sketch(sensors: [
             DeclaredEntry("ambientLightSensor", .string("Records light around you.")),
@@ -157,7 +157,7 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(detail.first { $0.code == "unknown-detail-key" }?.suggestion, "required")
     }
 
-    /// One Info.plist key covers accelerometer + rotation rate (§2.2).
+    /// One Info.plist key covers accelerometer + rotation rate (contract §2.2).
     func testSharedUsageKey() {
         let m = sketch(entitlements: ["motion-accelerometer", "motion-rotation-rate"], sensors: [
             DeclaredEntry("SRSensorUsageMotion", .table([DeclaredEntry("detail", .string("Movement."))])),

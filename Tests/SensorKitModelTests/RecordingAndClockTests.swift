@@ -98,7 +98,7 @@ final class ClockTests: XCTestCase {
         XCTAssertEqual(clock.current().rawValue, T0 + 5 - cfAbsoluteTimeIntervalSince1970 + 10)
     }
 
-    /// §14.5 #12: stored SR times unchanged; converted Dates of old samples shift.
+    /// contract §14.5 #12: stored SR times unchanged; converted Dates of old samples shift.
     func testWallClockJump() {
         var clock = SRClock(activation: T0, now: T0 + day)
         let old = clock.srTime(atTrue: T0 + hour)

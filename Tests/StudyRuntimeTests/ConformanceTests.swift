@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import StudyRuntime
 
-/// The SensorKit contract (sensorkit-semantics.md §5–§11, conformance scenarios §14.5),
+/// The SensorKit contract (docs/sensorkit-contract.md §5–§11, conformance scenarios contract §14.5),
 /// checked end to end: small Lua protocols run through `StudyRunner` with a fixed seed
 /// and print the delegate callbacks they receive; the tests compare the exact lines.
 ///
@@ -10,7 +10,7 @@ import XCTest
 /// with one participant who wears a watch, and the protocol records from
 /// "t0" = day 1 10:00 (the participant is awake, so the light sensor has data).
 final class ConformanceTests: XCTestCase {
-    // MARK: §14.5 #1 — fresh install
+    // MARK: contract §14.5 #1 — fresh install
 
     func testFreshInstallIsNotDeterminedAndEveryOperationFailsWithNoAuthorization() throws {
         let h = try ProtocolHarness()
@@ -35,7 +35,7 @@ final class ConformanceTests: XCTestCase {
             "samples false 1 true noAuthorization SRErrorDomain 1 (noAuthorization): not authorized for ambientLightSensor (status notDetermined)",
             "devices false 8193",
             "end of top level",
-            // Callbacks come after the calling code returned, in call order (§11).
+            // Callbacks come after the calling code returned, in call order (contract §11).
             "light fetchFailed f 1",
             "light startFailed 1",
             "light stopFailed 1",
@@ -43,7 +43,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #2, #3 — allow all, then ask again
+    // MARK: contract §14.5 #2, #3 — allow all, then ask again
 
     func testAllowAllCompletesThenAnnouncesEachReaderThenSecondRequestIsPromptDeclined() throws {
         let h = try ProtocolHarness()
@@ -85,7 +85,7 @@ final class ConformanceTests: XCTestCase {
         local hr = sensorkit.reader "heartRate"
         hr.delegate = T.recorder("hr")
         sensorkit.requestAuthorization({ "ambientLightSensor" }, function(e) T.log("first", T.err(e)) end)
-        -- The first sheet is still on screen: something new to ask ⇒ prompt busy (§5.2 step 6).
+        -- The first sheet is still on screen: something new to ask ⇒ prompt busy (contract §5.2 step 6).
         sensorkit.requestAuthorization({ "heartRate" }, function(e)
           T.log("second", T.err(e), sensorkit.status("heartRate"))
           sensorkit.requestAuthorization({ "heartRate" }, function(e3) T.log("third", T.err(e3), hr.authorizationStatus) end)
@@ -101,7 +101,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #4 — mixed answers, Required + Don't Enroll, cancel
+    // MARK: contract §14.5 #4 — mixed answers, Required + Don't Enroll, cancel
 
     func testConsentPoliciesFromTheScenario() throws {
         let h = try ProtocolHarness()
@@ -130,7 +130,7 @@ final class ConformanceTests: XCTestCase {
             "mixed light didChange authorized",
             "mixed hr didChange denied",
             "mixed hr startFailed 1",
-            // Declining a Required sensor and not enrolling denies everything asked (§5.2 step 9).
+            // Declining a Required sensor and not enrolling denies everything asked (contract §5.2 step 9).
             "noEnroll completion nil denied denied",
             "noEnroll light didChange denied",
             "noEnroll hr didChange denied",
@@ -149,7 +149,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #5 — holding period (clamp, strictDoc)
+    // MARK: contract §14.5 #5 — holding period (clamp, strictDoc)
 
     static let holdingProtocol = #"""
     local T = require "t"
@@ -224,7 +224,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #6 — resuming from the last timestamp
+    // MARK: contract §14.5 #6 — resuming from the last timestamp
 
     func testResumingFromTheLastTimestampNeitherLosesNorRepeats() throws {
         let h = try ProtocolHarness()
@@ -272,7 +272,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertGreaterThan(Int(words[3]) ?? 0, 500)
     }
 
-    // MARK: §14.5 #7 — flow control
+    // MARK: contract §14.5 #7 — flow control
 
     func testDidFetchResultReturningFalseStopsAfterExactlyNResults() throws {
         let h = try ProtocolHarness()
@@ -297,7 +297,7 @@ final class ConformanceTests: XCTestCase {
           didFetchResult = function(r, req, res) calls1 = calls1 + 1; return 1 end,
           didCompleteFetch = function(r, req) T.log("returns 1 complete", calls1) end,
         }
-        -- Without didFetchResult, delivery stops after the first result (§7.2 step 5).
+        -- Without didFetchResult, delivery stops after the first result (contract §7.2 step 5).
         local lookups = 0
         local missing = sensorkit.reader "ambientLightSensor"
         missing.delegate = setmetatable({
@@ -331,7 +331,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #8 — retention and age-limit tombstones
+    // MARK: contract §14.5 #8 — retention and age-limit tombstones
 
     func testDataOlderThanRetentionVanishesAndAgeLimitTombstonesAppear() throws {
         let h = try ProtocolHarness()
@@ -389,7 +389,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #9 — the participant deletes a range during the hold
+    // MARK: contract §14.5 #9 — the participant deletes a range during the hold
 
     static let deletionProtocol = #"""
     local T = require "t"
@@ -440,7 +440,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #10 — revocation mid-study
+    // MARK: contract §14.5 #10 — revocation mid-study
 
     func testRevocationMidStudy() throws {
         let h = try ProtocolHarness()
@@ -525,7 +525,7 @@ final class ConformanceTests: XCTestCase {
             "before revoke true while revoked 0 after grant true",
             "tomb complete tombstones 0",
         ])
-        // With nobody left recording, the system may purge what was kept (§5.4, §6.2 item 6).
+        // With nobody left recording, the system may purge what was kept (contract §5.4, §6.2 item 6).
         let purged = try h.run(source, scenario: "return { switches = { purgeWhenNoInterestedClients = true }, participants = { { id = \"A\", \(events) } } }", days: 4)
         XCTAssertEqual(purged.lines, [
             "light didChange authorized",
@@ -542,7 +542,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §6 — recording state machine
+    // MARK: contract §6 — recording state machine
 
     func testRecordingIsIdempotentSharedPerAppAndIgnoredOnTombstoneReaders() throws {
         let h = try ProtocolHarness()
@@ -603,7 +603,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #11 — watch data and the sync lag
+    // MARK: contract §14.5 #11 — watch data and the sync lag
 
     func testWatchDataAppearOnlyAfterTheSyncLagAndOnlyForTheWatch() throws {
         let h = try ProtocolHarness()
@@ -676,7 +676,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(o.lines, ["min lag >= 1h true"])
     }
 
-    // MARK: §14.5 #12 — wall-clock jump
+    // MARK: contract §14.5 #12 — wall-clock jump
 
     func testWallClockJumpShiftsConvertedDatesButNotSRTime() throws {
         let h = try ProtocolHarness()
@@ -712,14 +712,14 @@ final class ConformanceTests: XCTestCase {
             // SR time never jumps; the phone's clock (os.time, time.now, the callback's `now`) does.
             "SR advanced 7200.0",
             "os.time advanced 10800 now advanced 10800.0 time.now == now true",
-            // Conversions use the offset at conversion time (§4.2): old samples' Dates shift by +1 h.
+            // Conversions use the offset at conversion time (contract §4.2): old samples' Dates shift by +1 h.
             "old sample: converted date shift 3600.0 date -> SR shift 3600.0 t0 -> SR shift 3600.0",
             "same SR range, same samples true",
             "day 2026-03-03 14:00",
         ])
     }
 
-    // MARK: §14.5 #13, #14 — iPad and Catalyst
+    // MARK: contract §14.5 #13, #14 — iPad and Catalyst
 
     func testCatalystIgnoresEveryCallWithoutCallbacks() throws {
         let h = try ProtocolHarness()
@@ -753,7 +753,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertTrue(o.lines[1].contains("sensorkit.reader: SensorKit is not available on iPad"), o.lines[1])
     }
 
-    // MARK: §14.5 #15 — device locked
+    // MARK: contract §14.5 #15 — device locked
 
     func testFetchWhileLockedFailsWithDataInaccessible() throws {
         let h = try ProtocolHarness()
@@ -810,7 +810,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(o.lines, ["light didChange authorized", "light fetchFailed locked 8194"])
     }
 
-    // MARK: §14.5 #16 — one fetch at a time per reader
+    // MARK: contract §14.5 #16 — one fetch at a time per reader
 
     static let concurrentProtocol = #"""
     local T = require "t"
@@ -927,7 +927,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(o.lines[3], "168 fetches \(one[2])")
     }
 
-    // MARK: fetch request validation (§7.1, §7.2)
+    // MARK: fetch request validation (contract §7.1, §7.2)
 
     func testInvalidFetchRequests() throws {
         let h = try ProtocolHarness()
@@ -982,7 +982,7 @@ final class ConformanceTests: XCTestCase {
         ])
     }
 
-    // MARK: §14.5 #18 and entitlements
+    // MARK: contract §14.5 #18 and entitlements
 
     func testInfoPlistProblemsAndMissingEntitlements() throws {
         let h = try ProtocolHarness()
@@ -1031,7 +1031,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertTrue(run.message.contains("heart"), run.description)
     }
 
-    // MARK: §11 — delivery rules
+    // MARK: contract §11 — delivery rules
 
     func testCallbacksWithoutADelegateAreDroppedNotReplayed() throws {
         let h = try ProtocolHarness()

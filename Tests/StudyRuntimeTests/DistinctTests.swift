@@ -3,7 +3,7 @@ import SensorKitModel
 import XCTest
 @testable import StudyRuntime
 
-/// `SampleSet:distinct()` drops exact duplicate records (SensorKit's ≈1 %, §7.4; the
+/// `SampleSet:distinct()` drops exact duplicate records (SensorKit's ≈1 %, contract §7.4; the
 /// `duplicateRate` switch) and nothing else; `SampleSet:fields()` of a tombstone reader
 /// lists `SRDeletionRecord`'s fields.
 final class DistinctTests: XCTestCase {

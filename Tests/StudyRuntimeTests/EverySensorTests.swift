@@ -91,7 +91,7 @@ final class EverySensorTests: XCTestCase {
               end
               T.log("samples", key, set:count() > 0)
               readers[key] = set:count()
-              -- One fetch at a time per reader: a concurrent one fails with 8194 (§7.6).
+              -- One fetch at a time per reader: a concurrent one fails with 8194 (contract §7.6).
               schedule.after(tostring(j) .. "m", function()
                 r:fetch { device = device, from = from, to = to }
               end)

@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import StudyRuntime
 
-/// Reader lifetime (docs/lua-api.md "sensorkit.reader", §11 "a deallocated delegate's
+/// Reader lifetime (docs/lua-api.md "sensorkit.reader", contract §11 "a deallocated delegate's
 /// events are dropped"): a reader the protocol no longer refers to is collected and gets
 /// no more callbacks, even when its delegate refers back to it; a reader with a callback
 /// still queued (a fetch, fetchDevices, a start/stop outcome) stays alive until that

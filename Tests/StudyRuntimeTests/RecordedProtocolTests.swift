@@ -5,7 +5,7 @@ import SensorKitModel
 @testable import StudyRuntime
 
 /// A protocol replayed over a recorded store: MyHeartCounts CSV fixtures written from the
-/// published column lists (recorded-formats.md §1) are imported, a Lua protocol computes
+/// published column lists (MyHeartCounts-iOS) are imported, a Lua protocol computes
 /// daily summaries over them with `sensorium run --recording`'s machinery, and the test
 /// computes the same summaries itself, from the values it wrote.
 final class RecordedProtocolTests: XCTestCase {
@@ -132,7 +132,7 @@ final class RecordedProtocolTests: XCTestCase {
         var options = StudyOptions(protocolPath: protocolPath, moduleDirectories: [dir.path])
         options.recordingPath = storePath
         // No scenario: replaying a recording adds no simulated duplicate deliveries on top
-        // of the recorded data (duplicateRate defaults to 0 there, §7.4), so counts are exact.
+        // of the recorded data (duplicateRate defaults to 0 there, contract §7.4), so counts are exact.
         options.limits.timeLimitMilliseconds = 0
         let runner = StudyRunner(options: options)
         final class Collector: @unchecked Sendable { var text = "" }

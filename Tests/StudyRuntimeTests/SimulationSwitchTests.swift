@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import StudyRuntime
 
-/// World switches that shape the generated data (§14.2 `reportWindow`, `writeBatch`) reach
+/// World switches that shape the generated data (contract §14.2 `reportWindow`, `writeBatch`) reach
 /// the simulator, per sensor.
 final class SimulationSwitchTests: XCTestCase {
     static let source = #"""
@@ -51,7 +51,7 @@ final class SimulationSwitchTests: XCTestCase {
     }
 }
 
-/// `switches.osVersion` (§14.1, trap T26): sensors newer than the simulated phone's OS do
+/// `switches.osVersion` (contract §14.1, trap T26): sensors newer than the simulated phone's OS do
 /// not exist there.
 final class OSVersionTests: XCTestCase {
     func testSensorsNewerThanTheOSAreRefused() throws {

@@ -250,10 +250,10 @@ schedule.at(time.studyEnd(), function()
 end)
 
 -- Sources of the plausibility checks:
--- * device usage reports cover every 15-minute window (SRDeviceUsageReport, reference §3.2),
+-- * device usage reports cover every 15-minute window (SRDeviceUsageReport, reference contract §3.2),
 --   so every hour of the day must hold data, be deleted, or be explained.
 -- * heart rate is estimated at 1 Hz whenever the watch is worn (CMHighFrequencyHeartRateData,
---   reference §3.3.7); adults who wear a watch wear it 12–16 h a day (Hermsen et al. 2017,
+--   reference contract §3.3.7); adults who wear a watch wear it 12–16 h a day (Hermsen et al. 2017,
 --   JMIR mHealth 5:e31, and Apple Watch wear studies), so a worn day has ≥ 10 h of data.
 -- * steps: adults walk in 5–15 of their 16 waking hours (hourly step profiles, Tudor-Locke et
 --   al. 2011); 3–20 hours with steps allows quiet and busy days.

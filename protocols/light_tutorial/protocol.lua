@@ -204,7 +204,7 @@ end)
 
 -- Sources of the plausibility ranges:
 -- * hours of readings: the sensor reads only while the screen is on (SRAmbientLightSample,
---   reference §3.2); smartphone screen-on time is 2–7 h a day for most adults (Andrews et
+--   reference contract §3.2); smartphone screen-on time is 2–7 h a day for most adults (Andrews et
 --   al. 2015, PLoS ONE 10:e0139004), plus the phone lying face-up; 0.5–14 h allows both.
 -- * median lux above 5: indoor living rooms are 50–300 lx, offices 300–500 lx (EN 12464-1;
 --   Cain et al. 2020, PNAS 117:3390, homes in the evening median ~ 60 lx); outdoor daylight

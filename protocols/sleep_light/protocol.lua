@@ -102,7 +102,7 @@ schedule.daily("12:00", function(now)
     local worn = wornDuring(time.parse(time.day(to) .. " 00:00"), time.parse(time.day(to) .. " 05:00"))
     nights:row { night = nightOf, note = worn == false and "no sleep session: watch not worn at night"
                                            or "no sleep session recorded" }
-    -- A watch worn in bed records a session every night (SRSleepSession, reference §3.3.20).
+    -- A watch worn in bed records a session every night (SRSleepSession, reference contract §3.3.20).
     if worn then expect.equal(#list, 1, "sleep sessions of the night of " .. nightOf .. " (watch worn in bed)") end
     return
   end

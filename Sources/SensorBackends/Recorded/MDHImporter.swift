@@ -1,7 +1,7 @@
 import Foundation
 import SensorKitModel
 
-/// MyDataHelps SensorKit JSON export trees (recorded-formats.md §2):
+/// MyDataHelps SensorKit JSON export trees (MyDataHelps "SensorKit Export Overview"):
 /// `<sample type>/<iPhone|Watch>/<participant id>/<device id>/<*.json | *.json.gz>`, each
 /// file a `device` object and a `samples` array of `{timestamp, sample}` items (the
 /// sample an object, or an array of elements for array-shaped sensors), with Apple's

@@ -1,7 +1,7 @@
 import Foundation
 import SensorKitModel
 
-/// MyHeartCounts per-sensor CSV (recorded-formats.md §1): one file per upload batch and
+/// MyHeartCounts per-sensor CSV (as MyHeartCounts-iOS uploads it, github.com/StanfordBDHG/MyHeartCounts-iOS): one file per upload batch and
 /// sensor, a header line, dates as Unix epoch seconds, a trailing `device` column holding
 /// the device's description string (wrist temperature: one file per sleep session, no
 /// device column).

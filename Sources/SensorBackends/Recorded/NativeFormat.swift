@@ -298,7 +298,7 @@ public enum NativeFormat {
                 let s = try sensor(sm["sensor"], sp + ".sensor")
                 guard let d = try device(sm["device"], sp + ".device") else { throw fail(sp + ".device", "expected a device id") }
                 guard s.deviceKinds.contains(d.kind) else {
-                    throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (§3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
+                    throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (contract §3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
                 }
                 guard case .string(let file)? = sm["file"] else { throw fail(sp + ".file", "expected a file path relative to the folder") }
                 try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,

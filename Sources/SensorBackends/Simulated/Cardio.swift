@@ -43,7 +43,7 @@ extension RangeView {
         }
     }
 
-    /// PPG windows while the watch is worn (§3.2: "short windows (e.g. 2–60 s) several
+    /// PPG windows while the watch is worn (contract §3.2: "short windows (e.g. 2–60 s) several
     /// times per hour", background and foreground), sorted by end:
     /// - background (`backgroundSystem`): one window in every 20-min slot at a seeded
     ///   offset, 2–60 s long, most of them short (length 2 + 58·u² s);
@@ -94,7 +94,7 @@ extension RangeView {
     }
 }
 
-/// Electrocardiogram (§3.3.17): 30-s recordings at 512 Hz split into 1-s samples whose
+/// Electrocardiogram (contract §3.3.17): 30-s recordings at 512 Hz split into 1-s samples whose
 /// session state runs begin → active… → end, written together when the watch syncs.
 func ecgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.electrocardiogram)
@@ -132,7 +132,7 @@ func ecgBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Photoplethysmogram (§3.3.18): windows of `RangeView.ppgWindows` while worn, 32 Hz;
+/// Photoplethysmogram (contract §3.3.18): windows of `RangeView.ppgWindows` while worn, 32 Hz;
 /// two green (525 nm) channels whose normalised reflectance pulses ~2 % with each heartbeat,
 /// the watch's accelerometer alongside (arm swing at the step rate when walking or
 /// running, when the optical channels are also flagged `unreliableNoise` a third of the

@@ -3,7 +3,7 @@ import SensorKitModel
 
 private let messagingApps: Set<Int> = [AppID.messages, AppID.chat]
 
-/// Phone usage (§3.3.10): one report per 15-min window: calls started in it (incoming /
+/// Phone usage (contract §3.3.10): one report per 15-min window: calls started in it (incoming /
 /// outgoing), distinct contacts, time on the phone inside the window.
 func phoneUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.phoneUsageReport)
@@ -27,7 +27,7 @@ func phoneUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Messages usage (§3.3.10): one report per 15-min window. Each typing session in a
+/// Messages usage (contract §3.3.10): one report per 15-min window. Each typing session in a
 /// messaging app sends 1 + one per 20 s of typing messages; each notification from a
 /// messaging app is an incoming message, and conversations bring replies.
 func messagesUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
@@ -55,7 +55,7 @@ func messagesUsageBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Media events (§3.3.14): images and videos coming on and off screen in messaging and
+/// Media events (contract §3.3.14): images and videos coming on and off screen in messaging and
 /// social apps, about one item per 90 s of use.
 func mediaEventsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.mediaEvents)
@@ -94,7 +94,7 @@ private let blendShapes = ["browDownLeft", "browDownRight", "browInnerUp", "chee
                            "eyeSquintLeft", "eyeSquintRight", "jawOpen", "mouthFrownLeft", "mouthFrownRight",
                            "mouthSmileLeft", "mouthSmileRight"]
 
-/// Face metrics (§3.3.15): a short capture at a quarter of unlocks (context deviceUnlock) and
+/// Face metrics (contract §3.3.15): a short capture at a quarter of unlocks (context deviceUnlock) and
 /// at 5 % of messaging-app uses (messagingAppUsage). `faceAnchor` is a plain map of
 /// blend-shape coefficients (ARFaceAnchor does not exist on Linux).
 func faceMetricsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
@@ -155,7 +155,7 @@ extension Participant {
     }
 }
 
-/// Speech metrics (§3.3.13): samples through a phone call (every 10 s) or a Siri request
+/// Speech metrics (contract §3.3.13): samples through a phone call (every 10 s) or a Siri request
 /// (every 2 s), `timeSinceAudioStart` increasing, timestamps rounded down to the second.
 /// Loudness of conversational speech ≈ 55–70 dB; expression scores on their −1…1 scales.
 func speechBatch(_ p: Participant, sensor: Sensor, ctx: WriteContext) -> SampleBatch {
@@ -196,7 +196,7 @@ func speechBatch(_ p: Participant, sensor: Sensor, ctx: WriteContext) -> SampleB
         out.set("audioLevelLoudness", rounded(62 + 4 * k.normal(j), 10))
         out.set("audioLevelStart", rounded(row.since - window))
         out.set("audioLevelDuration", rounded(window))
-        // Siri transcription text is withheld (§3.3.13); calls carry no recognition result.
+        // Siri transcription text is withheld (contract §3.3.13); calls carry no recognition result.
         out.set("speechRecognition", value: siri ? obj([("formattedString", .null), ("segments", .array([]))]) : nil)
         let speech = clamp(0.85 + 0.1 * k.normal(j + 1), 0, 1)
         out.set("soundClassification", value: obj([("timeRange", range), ("classifications", .array([
@@ -215,7 +215,7 @@ func speechBatch(_ p: Participant, sensor: Sensor, ctx: WriteContext) -> SampleB
     return out.batch()
 }
 
-/// Acoustic settings (§3.3.19, "one snapshot at start and on each change"): settings are
+/// Acoustic settings (contract §3.3.19, "one snapshot at start and on each change"): settings are
 /// state, and a pure generator cannot know when recording started, so a snapshot is
 /// written every day at ~03:30 local; a further one whenever the participant changes a
 /// setting. Participant-level settings hold all study long; the headphone safety limit

@@ -24,7 +24,7 @@ let sentimentWordRates: [Double] = [0.012, 0.004, 0.001, 0.004, 0.003, 0.005, 0.
 let sentimentEmojiShares: [Double] = [0.02, 0.05, 0.01, 0.04, 0.04, 0.03, 0.55, 0.1, 0.06, 0.1]
 
 /// Keyboard metrics: one record per 15-min window in which the keyboard was used
-/// (§3.2, §3.3.11). Totals follow from the typing time in the window and the
+/// (contract §3.2, §3.3.11). Totals follow from the typing time in the window and the
 /// participant's speed; distributions are samples around typical touch-typing timings.
 func keyboardBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.keyboardMetrics

@@ -39,7 +39,7 @@ extension RangeView {
     }
 }
 
-/// Ambient light: every `ambientLightPeriod` s while the screen is on (§3.2, §14.3).
+/// Ambient light: every `ambientLightPeriod` s while the screen is on (contract §3.2, §14.3).
 func ambientLightBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.ambientLightSensor
     let delay = 0.5

@@ -157,7 +157,7 @@ public struct ParticipantProfile: Sendable, Hashable {
     }
 }
 
-/// Knobs of the simulated world that are not about a participant (§14.2).
+/// Knobs of the simulated world that are not about a participant (contract §14.2).
 public struct SimulationSettings: Sendable, Hashable {
     /// Seconds from a watch sample to the earliest sync that can carry it to the phone.
     public var watchSyncLag: Double = 3_600

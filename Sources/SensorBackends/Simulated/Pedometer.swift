@@ -11,7 +11,7 @@ extension Participant {
 }
 
 /// Pedometer: one record per `pedometerBin` (150 s) grid bin in which steps were taken
-/// (§3.2 "one per ~1–5 min with steps > 0"), written a few seconds after the bin ends.
+/// (contract §3.2 "one per ~1–5 min with steps > 0"), written a few seconds after the bin ends.
 /// Step counts are whole steps of each walking block, so bins add up exactly.
 func pedometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.pedometerData

@@ -21,7 +21,7 @@ extension Participant {
     }
 }
 
-/// Visits (§3.3.8): one record per stay of 10 min or more at home, work/school or another
+/// Visits (contract §3.3.8): one record per stay of 10 min or more at home, work/school or another
 /// place, written 1–10 min after departure. Arrival and departure are given as windows of
 /// up to ±10 min around the true times (SensorKit blurs them on purpose). Other places come
 /// from a pool of six per participant.
@@ -76,7 +76,7 @@ func visitsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Odometer (§3.3.6): one record per 10-s grid bin of locomotion (walks of a minute or
+/// Odometer (contract §3.3.6): one record per 10-s grid bin of locomotion (walks of a minute or
 /// more, runs, car and transit rides). Speeds: walking cadence × step length; cars 0–20 m/s
 /// around 11 m/s; trains and buses 4–16 m/s. GPS accuracy 3–10 m outdoors; transit
 /// underground sometimes has none (accuracy −1).
@@ -136,7 +136,7 @@ func odometerBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Ambient pressure (§3.3.4): 1 Hz while the phone is on, 60-s write batches. Sea-level
+/// Ambient pressure (contract §3.3.4): 1 Hz while the phone is on, 60-s write batches. Sea-level
 /// pressure drifts with the weather (±1 kPa over days, slower and faster components around
 /// 101.3 kPa); the barometric formula p = p₀·exp(−h / 8 434 m) converts altitude: home
 /// altitude from the profile, 3 m per storey, the office on its floor, stairs interpolated.

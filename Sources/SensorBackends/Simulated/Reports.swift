@@ -47,7 +47,7 @@ func overlap(_ a0: Double, _ a1: Double, _ b0: Double, _ b1: Double) -> Double {
 /// Web categories Safari time is split into (Screen Time domain categories).
 let webCategories = [Cat.news, Cat.reference, Cat.shopping, Cat.entertainment, Cat.social, Cat.productivity]
 
-/// Device usage: one report per 15-min window (§3.3.9, §14.3): screen wakes (every
+/// Device usage: one report per 15-min window (contract §3.3.9, §14.3): screen wakes (every
 /// screen-on period that starts in the window), unlocks (unlocked sessions), time
 /// unlocked, app usage by App Store category with text-input sessions, notifications by
 /// category, and Safari time by web category.

@@ -33,7 +33,7 @@ enum Schema {
         })
     }
 
-    /// The device kinds that produce `sensor` (§3.1 "Src"; what this simulator emits).
+    /// The device kinds that produce `sensor` (contract §3.1 "Src"; what this simulator emits).
     static func produces(_ sensor: Sensor, on kind: DeviceKind) -> Bool {
         switch sensor {
         case .accelerometer, .rotationRate, .odometer: return true

@@ -46,7 +46,7 @@ public struct SimulatedSource: SampleSource {
     /// The participant's habits with every number filled in (nil for an unknown id).
     public func profile(participant: String) -> ResolvedProfile? { participants[participant]?.profile }
 
-    /// Whether `sensor` produces data on a device of `kind` in this simulator (§3.1 "Src").
+    /// Whether `sensor` produces data on a device of `kind` in this simulator (contract §3.1 "Src").
     public static func produces(_ sensor: Sensor, on kind: DeviceKind) -> Bool {
         implementedSensors.contains(sensor) && Schema.produces(sensor, on: kind)
     }

@@ -25,7 +25,7 @@ extension RangeView {
     }
 }
 
-/// Sleep sessions (§3.3.20): one per night slept with the watch, written at wake-up via
+/// Sleep sessions (contract §3.3.20): one per night slept with the watch, written at wake-up via
 /// sync; `duration` 0 when the watch did not see the end (taken off or switched off).
 func sleepSessionsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var out = RowBuilder(.sleepSessions)
@@ -43,7 +43,7 @@ func sleepSessionsBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return out.batch()
 }
 
-/// Wrist temperature (§3.3.16): one session per night slept with the watch; a reading every
+/// Wrist temperature (contract §3.3.16): one session per night slept with the watch; a reading every
 /// 5 min. Skin temperature at the wrist during sleep ≈ 33–36 °C, rising ~0.5 °C over the
 /// first hours as the body's core temperature falls and distal skin warms (Kräuchi 2007).
 func wristTemperatureBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {

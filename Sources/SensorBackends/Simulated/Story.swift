@@ -131,7 +131,7 @@ struct SimApp: Sendable {
     var name: String
 }
 
-/// Index into `SensorCatalogue.deviceUsageCategories` order (§3.3.9).
+/// Index into `SensorCatalogue.deviceUsageCategories` order (contract §3.3.9).
 enum Cat {
     static let games = 0, business = 1, weather = 2, utilities = 3, travel = 4, sports = 5, social = 6,
                reference = 7, productivity = 8, photo = 9, news = 10, navigation = 11, music = 12,

@@ -32,7 +32,7 @@ func wornIntervals(_ v: RangeView, from lo: Double, to hi: Double) -> [Interval]
     intersect(complement(v.offWrist, from: lo, to: hi), complement(v.watchOff, from: lo, to: hi))
 }
 
-/// Heart rate: 1 Hz while the watch is worn (§3.3.7). The heart follows the activity's
+/// Heart rate: 1 Hz while the watch is worn (contract §3.3.7). The heart follows the activity's
 /// target level as a first-order system (time constant 40 s), computed as a sum of step
 /// responses so every second is a pure function of the schedule.
 func heartRateBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
@@ -109,7 +109,7 @@ func heartRateBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     ])
 }
 
-/// On-wrist state: one record per change of wear (§3.3.12), with the start of the latest
+/// On-wrist state: one record per change of wear (contract §3.3.12), with the start of the latest
 /// on- and off-wrist periods (16.4 fields; absent until the first such change is known).
 func onWristBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     let sensor = Sensor.onWristState

@@ -1,7 +1,7 @@
 import Foundation
 import SensorKitModel
 
-/// When records reach the SensorKit store (§4.3, §14.3).
+/// When records reach the SensorKit store (contract §4.3, §14.3).
 ///
 /// Every generator first computes a record's *ready* time — when the device would write
 /// it: a batch's end plus a small delay, a report window's end plus a delay, an event's
