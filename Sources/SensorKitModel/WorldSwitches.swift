@@ -46,6 +46,14 @@ public struct KnobDescription: Sendable, Hashable {
     /// The reference section that motivates it.
     public var section: String
     public var summary: String
+
+    public init(name: String, allowed: String, defaultValue: String, section: String, summary: String) {
+        self.name = name
+        self.allowed = allowed
+        self.defaultValue = defaultValue
+        self.section = section
+        self.summary = summary
+    }
 }
 
 /// Every behavioural switch of the simulated world (contract §14.2, plus contract §1, §2.3, §5.6 and
@@ -145,12 +153,6 @@ public struct WorldSwitches: Sendable, Hashable {
     public var concurrentFetchPolicy: ConcurrentFetchPolicy = .fail
     /// contract §4.3: seconds between a watch writing a record and the phone storing it.
     public var watchSyncLag: Double = 3_600
-    /// contract §3.2: report window per report sensor (seconds) — for generators.
-    public var reportWindow: [Sensor: Double] = [
-        .deviceUsageReport: 900, .messagesUsageReport: 900, .phoneUsageReport: 900, .keyboardMetrics: 900,
-    ]
-    /// contract §3.2: write-batch length per batched stream (seconds) — for generators.
-    public var writeBatch: [Sensor: Double] = [.accelerometer: 60, .rotationRate: 60, .ambientPressure: 60]
     public var missingEntitlementMode: MissingEntitlementMode = .error
     /// contract §2.3: treat a missing `NSSensorKitPrivacyPolicyURL` as an error (8197).
     public var strictPrivacyPolicy: Bool = false
@@ -159,8 +161,6 @@ public struct WorldSwitches: Sendable, Hashable {
     public var osVersion: OSVersion = OSVersion(26, 1)
     /// contract §5.1: the system-wide "Research Sensor & Usage Data" switch; off ⇒ every status reads denied.
     public var researchDataCollectionEnabled: Bool = true
-    /// contract §3.3.13: speech-metrics timestamps are rounded down to this many seconds — for generators.
-    public var speechTimestampRounding: Double = 1
 
     public init() {}
 
@@ -212,10 +212,6 @@ public struct WorldSwitches: Sendable, Hashable {
                         section: "contract §7.6", summary: "a second fetch on a busy reader"),
         KnobDescription(name: "watchSyncLag", allowed: "seconds", defaultValue: "1h", section: "contract §4.3",
                         summary: "delay before watch records reach the phone"),
-        KnobDescription(name: "reportWindow", allowed: "seconds, per sensor", defaultValue: "15m for usage reports and keyboard",
-                        section: "contract §3.2", summary: "report window of report sensors (generators)"),
-        KnobDescription(name: "writeBatch", allowed: "seconds, per sensor", defaultValue: "60s for accelerometer, rotation, pressure",
-                        section: "contract §3.2", summary: "write batch of batched streams (generators)"),
         KnobDescription(name: "missingEntitlementMode", allowed: "\"error\" or \"terminate\"", defaultValue: "error",
                         section: "contract §5.6", summary: "requestAuthorization with a sensor lacking its entitlement"),
         KnobDescription(name: "strictPrivacyPolicy", allowed: "true or false", defaultValue: "false", section: "contract §2.3",
@@ -226,13 +222,12 @@ public struct WorldSwitches: Sendable, Hashable {
                         summary: "OS version of the simulated phone"),
         KnobDescription(name: "researchDataCollectionEnabled", allowed: "true or false", defaultValue: "true",
                         section: "contract §5.1", summary: "system-wide Research Sensor & Usage Data switch"),
-        KnobDescription(name: "speechTimestampRounding", allowed: "seconds", defaultValue: "1", section: "contract §3.3.13",
-                        summary: "privacy rounding of speech-metrics timestamps (generators)"),
     ]
 
     /// Sets the knob `name` (optionally `"knob.sensorName"` for per-sensor knobs) from a loose value.
-    /// Throws a `SwitchError` naming the knob and the values it accepts.
-    public mutating func set(name: String, value: SwitchValue) throws {
+    /// Throws a `SwitchError` naming the knob and the values it accepts; for an unknown name,
+    /// its suggestions come from these knobs and `otherKnobs` (the simulator's own switches).
+    public mutating func set(name: String, value: SwitchValue, otherKnobs: [String] = []) throws {
         var knob = name, sensorPart: String?
         if let dot = name.firstIndex(of: ".") {
             knob = String(name[..<dot])
@@ -240,39 +235,13 @@ public struct WorldSwitches: Sendable, Hashable {
         }
         guard let doc = WorldSwitches.knobs.first(where: { $0.name == knob }) else {
             throw SwitchError(knob: name, message: "no such switch", allowed: "",
-                              suggestions: Suggestions.closest(to: knob, among: WorldSwitches.knobs.map(\.name)))
+                              suggestions: Suggestions.closest(to: knob, among: WorldSwitches.knobs.map(\.name) + otherKnobs))
         }
         func fail(_ message: String) -> SwitchError { SwitchError(knob: name, message: message, allowed: doc.allowed) }
         func perSensor(_ map: inout [Sensor: Double], _ check: (Double) -> Bool = { $0 >= 0 }) throws {
-            func parse(_ v: SwitchValue, _ label: String) throws -> Double {
-                guard let d = WorldSwitches.seconds(v), check(d) else {
-                    throw SwitchError(knob: label, message: "cannot use \(v)", allowed: doc.allowed)
-                }
-                return d
-            }
-            func sensor(_ n: String) throws -> Sensor {
-                switch SensorCatalogue.sensor(named: n) {
-                case .success(let s): return s
-                case .failure(let e):
-                    throw SwitchError(knob: "\(knob).\(n)", message: "unknown sensor '\(n)'", allowed: "a sensor name",
-                                      suggestions: e.suggestions)
-                }
-            }
-            if let sp = sensorPart {
-                map[try sensor(sp)] = try parse(value, name)
-                return
-            }
-            switch value {
-            case .table(let t):
-                var updated = map
-                for key in t.keys.sorted() { updated[try sensor(key)] = try parse(t[key]!, "\(knob).\(key)") }
-                map = updated
-            default:
-                let d = try parse(value, name)
-                for s in Sensor.allCases { map[s] = d }
-            }
+            try WorldSwitches.setPerSensorSeconds(&map, name: name, value: value, allowed: doc.allowed, check: check)
         }
-        if sensorPart != nil && !["holdingPeriod", "retention", "outOfOrderJitter", "reportWindow", "writeBatch"].contains(knob) {
+        if sensorPart != nil && !["holdingPeriod", "retention", "outOfOrderJitter"].contains(knob) {
             throw fail("is not a per-sensor switch")
         }
         func choice<E: RawRepresentable & CaseIterable>(_: E.Type) throws -> E where E.RawValue == String {
@@ -344,8 +313,6 @@ public struct WorldSwitches: Sendable, Hashable {
         case "fetchDevicesDeniedError": fetchDevicesDeniedError = try code()
         case "concurrentFetchPolicy": concurrentFetchPolicy = try choice(ConcurrentFetchPolicy.self)
         case "watchSyncLag": watchSyncLag = try seconds()
-        case "reportWindow": try perSensor(&reportWindow) { $0 > 0 }
-        case "writeBatch": try perSensor(&writeBatch) { $0 > 0 }
         case "missingEntitlementMode": missingEntitlementMode = try choice(MissingEntitlementMode.self)
         case "strictPrivacyPolicy": strictPrivacyPolicy = try bool()
         case "platform": platform = try choice(Platform.self)
@@ -359,8 +326,44 @@ public struct WorldSwitches: Sendable, Hashable {
             guard let v = OSVersion(text) else { throw fail("cannot use \(value)") }
             osVersion = v
         case "researchDataCollectionEnabled": researchDataCollectionEnabled = try bool()
-        case "speechTimestampRounding": speechTimestampRounding = try seconds()
         default: throw fail("no such switch")
+        }
+    }
+
+    /// Sets a per-sensor seconds switch in `map` from `name` (`"knob"` or `"knob.sensorName"`) and
+    /// `value`: a number or duration for every sensor, a table by sensor name, or with a dotted
+    /// name one sensor's value. Values failing `check` and unknown sensors throw a `SwitchError`
+    /// (`allowed` says what the knob accepts); on error `map` is unchanged.
+    public static func setPerSensorSeconds(_ map: inout [Sensor: Double], name: String, value: SwitchValue, allowed: String,
+                                           check: (Double) -> Bool = { $0 >= 0 }) throws {
+        let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let knob = parts[0], sensorPart = parts.count > 1 ? parts[1] : nil
+        func parse(_ v: SwitchValue, _ label: String) throws -> Double {
+            guard let d = WorldSwitches.seconds(v), check(d) else {
+                throw SwitchError(knob: label, message: "cannot use \(v)", allowed: allowed)
+            }
+            return d
+        }
+        func sensor(_ n: String) throws -> Sensor {
+            switch SensorCatalogue.sensor(named: n) {
+            case .success(let s): return s
+            case .failure(let e):
+                throw SwitchError(knob: "\(knob).\(n)", message: "unknown sensor '\(n)'", allowed: "a sensor name",
+                                  suggestions: e.suggestions)
+            }
+        }
+        if let sp = sensorPart {
+            map[try sensor(sp)] = try parse(value, name)
+            return
+        }
+        switch value {
+        case .table(let t):
+            var updated = map
+            for key in t.keys.sorted() { updated[try sensor(key)] = try parse(t[key]!, "\(knob).\(key)") }
+            map = updated
+        default:
+            let d = try parse(value, name)
+            for s in Sensor.allCases { map[s] = d }
         }
     }
 

@@ -14,6 +14,8 @@ public struct Scenario: Sendable {
     public var seed: Int64?
     public var participantCount: Int?
     public var participants: [ScenarioParticipant] = []
+    /// The model's switches (`WorldSwitches`); the simulator's own (`SimulationSettings.switchKnobs`)
+    /// are applied to `simulation` when the scenario is read.
     public var switches: [String: SwitchValue] = [:]
     public var simulation = SimulationSettings()
 
@@ -84,10 +86,19 @@ extension Scenario {
                 guard let k = e.key.stringValue else { throw fail("switches", "switch names must be strings") }
                 switches[k] = try Scenario.switchValue(e.value, path: "switches.\(k)", fail)
             }
+            // The simulator's own switches (generators) go to its settings; the rest are the model's.
             var probe = WorldSwitches()
+            let simulatorKnobs = SimulationSettings.switchKnobs.map(\.name)
             for k in switches.keys.sorted() {
-                do { try probe.set(name: k, value: switches[k]!) } catch { throw fail("switches.\(k)", "\(error)") }
+                do {
+                    if SimulationSettings.isSwitch(k) {
+                        try simulation.setSwitch(name: k, value: switches[k]!)
+                    } else {
+                        try probe.set(name: k, value: switches[k]!, otherKnobs: simulatorKnobs)
+                    }
+                } catch { throw fail("switches.\(k)", "\(error)") }
             }
+            switches = switches.filter { !SimulationSettings.isSwitch($0.key) }
         }
         if let v = table["simulation"], !v.isNil {
             guard let t = v.tableValue else { throw fail("simulation", "expected a table") }

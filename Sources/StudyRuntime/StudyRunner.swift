@@ -141,11 +141,6 @@ public final class StudyRunner {
         }
         var settings = scenario.simulation
         settings.watchSyncLag = switches.watchSyncLag
-        // The per-sensor `reportWindow` / `writeBatch` switches, where the scenario set them
-        // (left at their defaults, `simulation.reportWindow` / `writeBatchSeconds` apply).
-        let defaults = WorldSwitches()
-        settings.reportWindowBySensor = switches.reportWindow.filter { defaults.reportWindow[$0.key] != $0.value }
-        settings.writeBatchBySensor = switches.writeBatch.filter { defaults.writeBatch[$0.key] != $0.value }
         let source: SimulatedSource
         do {
             source = try SimulatedSource(seed: UInt64(bitPattern: seed), participants: descriptions, settings: settings)

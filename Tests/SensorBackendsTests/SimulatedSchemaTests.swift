@@ -60,3 +60,28 @@ final class SchemaTests: XCTestCase {
         XCTAssertTrue(notes.contains { if case .object(let kv) = $0 { return !kv.isEmpty } else { return false } })
     }
 }
+
+/// The simulator's own scenario switches live in its settings, not in the model's.
+final class SimulationSwitchSettingsTests: XCTestCase {
+    func testGeneratorSwitchesSetTheSimulatorsSettings() throws {
+        var s = SimulationSettings()
+        try s.setSwitch(name: "reportWindow.deviceUsageReport", value: .string("1d"))
+        XCTAssertEqual(s.reportWindow(for: .deviceUsageReport), 86_400)
+        XCTAssertEqual(s.reportWindow(for: .keyboardMetrics), 900)
+        try s.setSwitch(name: "writeBatch", value: .table(["accelerometer": .number(30)]))
+        XCTAssertEqual(s.writeBatch(for: .accelerometer), 30)
+        XCTAssertEqual(s.writeBatch(for: .rotationRate), 60)
+        try s.setSwitch(name: "speechTimestampRounding", value: .number(5))
+        XCTAssertEqual(s.speechTimestampRounding, 5)
+        XCTAssertThrowsError(try s.setSwitch(name: "writeBatch", value: .number(0)))
+        XCTAssertThrowsError(try s.setSwitch(name: "speechTimestampRounding.visits", value: .number(1)))
+        XCTAssertTrue(SimulationSettings.isSwitch("reportWindow.keyboardMetrics"))
+        XCTAssertFalse(SimulationSettings.isSwitch("holdingPeriod"))
+        // The model does not know them, but suggests them for a misspelt name.
+        var w = WorldSwitches()
+        XCTAssertThrowsError(try w.set(name: "reportWindow", value: .number(60)))
+        XCTAssertThrowsError(try w.set(name: "reportWindw", value: .number(60), otherKnobs: ["reportWindow"])) { error in
+            XCTAssertEqual((error as? SwitchError)?.suggestions, ["reportWindow"])
+        }
+    }
+}

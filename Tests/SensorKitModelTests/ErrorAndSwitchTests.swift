@@ -70,10 +70,6 @@ final class SwitchTests: XCTestCase {
         XCTAssertEqual(s.fetchDevicesDeniedError.rawValue, 8193)
         XCTAssertEqual(s.concurrentFetchPolicy, .fail)
         XCTAssertEqual(s.watchSyncLag, 3_600)
-        XCTAssertEqual(s.reportWindow[.deviceUsageReport], 900)
-        XCTAssertEqual(s.reportWindow[.keyboardMetrics], 900)
-        XCTAssertEqual(s.writeBatch[.accelerometer], 60)
-        XCTAssertEqual(s.writeBatch[.ambientPressure], 60)
         XCTAssertEqual(s.missingEntitlementMode, .error)
         XCTAssertEqual(s.platform, .iPhone)
         XCTAssertTrue(s.researchDataCollectionEnabled)
@@ -122,10 +118,6 @@ final class SwitchTests: XCTestCase {
         XCTAssertEqual(s.concurrentFetchPolicy, .queue)
         try s.set(name: "watchSyncLag", value: .string("90m"))
         XCTAssertEqual(s.watchSyncLag, 5_400)
-        try s.set(name: "reportWindow.deviceUsageReport", value: .string("1d"))
-        XCTAssertEqual(s.reportWindow[.deviceUsageReport], 86_400)
-        try s.set(name: "writeBatch", value: .table(["accelerometer": .number(30)]))
-        XCTAssertEqual(s.writeBatch[.accelerometer], 30)
         try s.set(name: "missingEntitlementMode", value: .string("terminate"))
         XCTAssertEqual(s.missingEntitlementMode, .terminate)
         try s.set(name: "strictPrivacyPolicy", value: .string("true"))
@@ -136,10 +128,15 @@ final class SwitchTests: XCTestCase {
         XCTAssertEqual(s.osVersion, OSVersion(17, 4))
         try s.set(name: "researchDataCollectionEnabled", value: .bool(false))
         XCTAssertFalse(s.researchDataCollectionEnabled)
-        try s.set(name: "speechTimestampRounding", value: .number(5))
-        XCTAssertEqual(s.speechTimestampRounding, 5)
-        // Every documented knob is settable (the loop above covers them all).
-        XCTAssertEqual(WorldSwitches.knobs.count, 24)
+        // Every documented knob is settable (the loop above covers them all); the simulator's
+        // own switches (report windows, write batches, speech rounding) are SimulationSettings'.
+        XCTAssertEqual(WorldSwitches.knobs.count, 21)
+        var holds = WorldSwitches().holdingPeriod
+        try WorldSwitches.setPerSensorSeconds(&holds, name: "holdingPeriod.visits", value: .string("2d"), allowed: "seconds")
+        XCTAssertEqual(holds[.visits], 172_800)
+        XCTAssertThrowsError(try WorldSwitches.setPerSensorSeconds(&holds, name: "holdingPeriod", value: .table(["visitz": .number(1)]),
+                                                                   allowed: "seconds"))
+        XCTAssertEqual(holds[.visits], 172_800)
     }
 
     func testErrorsNameKnobAndAllowedValues() {

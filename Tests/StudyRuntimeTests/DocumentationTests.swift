@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import LuaHost
 import SensorKitModel
+import SensorBackends
 @testable import StudyRuntime
 
 /// `docs/lua-api.md` is the Lua API reference. These tests keep it complete and true:
@@ -227,7 +228,7 @@ final class DocumentationTests: XCTestCase {
 
         // Every switch is listed in scenario.switches.
         let switchesText = try XCTUnwrap(entry("scenario.switches")).text
-        let unlisted = WorldSwitches.knobs.map(\.name).filter { !switchesText.contains("`\($0)`") }
+        let unlisted = (WorldSwitches.knobs + SimulationSettings.switchKnobs).map(\.name).filter { !switchesText.contains("`\($0)`") }
         XCTAssertEqual(unlisted, [], "switches not listed in `### scenario.switches`")
 
         // Every simulation setting and profile field is named in its entry.

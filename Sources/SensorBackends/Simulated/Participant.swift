@@ -184,8 +184,51 @@ public struct SimulationSettings: Sendable, Hashable {
     public var rebootSeconds: Double = 90
     /// Pedometer bin length, seconds.
     public var pedometerBin: Double = 150
+    /// Speech-metrics timestamps are rounded down to this many seconds (contract §3.3.13; the
+    /// `speechTimestampRounding` switch).
+    public var speechTimestampRounding: Double = 1
 
     public init() {}
+
+    // MARK: The simulator's scenario switches
+
+    /// Scenario `switches` that shape only the generated data, not SensorKit's rules: they
+    /// belong to the simulator (the model's switches are `WorldSwitches.knobs`).
+    public static let switchKnobs: [KnobDescription] = [
+        KnobDescription(name: "reportWindow", allowed: "seconds, per sensor", defaultValue: "15m for usage reports and keyboard",
+                        section: "contract §3.2", summary: "report window of report sensors (generators)"),
+        KnobDescription(name: "writeBatch", allowed: "seconds, per sensor", defaultValue: "60s for accelerometer, rotation, pressure",
+                        section: "contract §3.2", summary: "write batch of batched streams (generators)"),
+        KnobDescription(name: "speechTimestampRounding", allowed: "seconds", defaultValue: "1", section: "contract §3.3.13",
+                        summary: "privacy rounding of speech-metrics timestamps (generators)"),
+    ]
+
+    /// Whether `name` (`"knob"` or `"knob.sensorName"`) is one of `switchKnobs`.
+    public static func isSwitch(_ name: String) -> Bool {
+        let knob = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
+        return switchKnobs.contains { $0.name == knob }
+    }
+
+    /// Sets one of `switchKnobs` from a scenario value. Per-sensor values override
+    /// `reportWindow` / `writeBatchSeconds` for their sensors. Throws a `SwitchError`.
+    public mutating func setSwitch(name: String, value: SwitchValue) throws {
+        let knob = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
+        guard let doc = SimulationSettings.switchKnobs.first(where: { $0.name == knob }) else {
+            throw SwitchError(knob: name, message: "no such switch", allowed: "")
+        }
+        switch knob {
+        case "reportWindow":
+            try WorldSwitches.setPerSensorSeconds(&reportWindowBySensor, name: name, value: value, allowed: doc.allowed) { $0 > 0 }
+        case "writeBatch":
+            try WorldSwitches.setPerSensorSeconds(&writeBatchBySensor, name: name, value: value, allowed: doc.allowed) { $0 > 0 }
+        default:
+            guard knob == name else { throw SwitchError(knob: name, message: "is not a per-sensor switch", allowed: doc.allowed) }
+            guard let d = WorldSwitches.seconds(value), d >= 0 else {
+                throw SwitchError(knob: name, message: "cannot use \(value)", allowed: doc.allowed)
+            }
+            speechTimestampRounding = d
+        }
+    }
 }
 
 /// A scenario problem found when building a `SimulatedSource`.
