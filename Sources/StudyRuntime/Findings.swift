@@ -1,5 +1,6 @@
 import Foundation
 import LuaHost
+import SensorKitModel
 
 extension Bindings {
     /// `report.finding(where, message)`, called by stdlib/expect.lua when a check fails:

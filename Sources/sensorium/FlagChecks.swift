@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SensorBackends
+import SensorKitModel
 import StudyRuntime
 
 /// Checks of flag values that `validate()` runs before any work, so a bad flag fails

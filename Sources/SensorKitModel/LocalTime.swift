@@ -1,0 +1,98 @@
+import Foundation
+
+/// The calendar service: local-time arithmetic in a time zone (Gregorian, DST-correct) —
+/// day starts, the next local day, "HH:MM" of a given local day, day and minute labels,
+/// and the parsing of local dates and times. The runtime's clock, schedules, scenario
+/// times and the command line all use it.
+public enum LocalTime {
+    /// A Gregorian calendar in `tz`.
+    public static func calendar(_ tz: TimeZone) -> Calendar {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = tz
+        return c
+    }
+
+    /// Start (UTC seconds) of the local day containing `t`.
+    public static func startOfDay(_ t: Double, _ tz: TimeZone) -> Double {
+        calendar(tz).startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
+    }
+
+    /// The instant of local time `hour:minute` on the local day containing `day`.
+    /// A time that does not exist (DST gap) moves forward by the gap.
+    public static func time(onDayOf day: Double, hour: Int, minute: Int, _ tz: TimeZone) -> Double {
+        let cal = calendar(tz)
+        var comps = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: day))
+        comps.hour = hour
+        comps.minute = minute
+        comps.second = 0
+        return cal.date(from: comps)?.timeIntervalSince1970 ?? (startOfDay(day, tz) + Double(hour * 3600 + minute * 60))
+    }
+
+    /// The local day after the one containing `t` (its start).
+    public static func nextDay(_ t: Double, _ tz: TimeZone) -> Double {
+        let cal = calendar(tz)
+        let start = cal.startOfDay(for: Date(timeIntervalSince1970: t))
+        return cal.date(byAdding: .day, value: 1, to: start)!.timeIntervalSince1970
+    }
+
+    /// "YYYY-MM-DD" of the local day containing `t`.
+    public static func dayLabel(_ t: Double, _ tz: TimeZone) -> String {
+        let c = calendar(tz).dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t))
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    /// "YYYY-MM-DD HH:MM" local.
+    public static func minuteLabel(_ t: Double, _ tz: TimeZone) -> String {
+        let c = calendar(tz).dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: t))
+        return String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+    }
+
+    /// Parses "YYYY-MM-DD" (local midnight in `tz`) or "YYYY-MM-DD HH:MM" / "YYYY-MM-DDTHH:MM[:SS]".
+    public static func parse(_ text: String, _ tz: TimeZone) -> Double? {
+        let parts = text.replacingOccurrences(of: "T", with: " ").split(separator: " ")
+        // Strict: every part a number, nothing after the time, and a day that exists
+        // ("2026-02-30" is an error, not March 2nd).
+        guard let datePart = parts.first, parts.count <= 2 else { return nil }
+        let ymdText = datePart.split(separator: "-", omittingEmptySubsequences: false)
+        let ymd = ymdText.compactMap { Int($0) }
+        guard ymdText.count == 3, ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
+        var comps = DateComponents(year: ymd[0], month: ymd[1], day: ymd[2], hour: 0, minute: 0, second: 0)
+        if parts.count > 1 {
+            let hmsText = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+            let hms = hmsText.compactMap { Int($0) }
+            guard (2...3).contains(hmsText.count), hms.count == hmsText.count, (0..<24).contains(hms[0]), (0..<60).contains(hms[1]),
+                  hms.count == 2 || (0..<60).contains(hms[2]) else { return nil }
+            comps.hour = hms[0]
+            comps.minute = hms[1]
+            comps.second = hms.count > 2 ? hms[2] : 0
+        }
+        let cal = calendar(tz)
+        guard let date = cal.date(from: comps) else { return nil }
+        let back = cal.dateComponents([.year, .month, .day], from: date)
+        // A local time in a DST gap moves forward (possibly past midnight): compare the day before that.
+        let midnight = cal.date(from: DateComponents(year: ymd[0], month: ymd[1], day: ymd[2]))
+        let dayBack = midnight.map { cal.dateComponents([.year, .month, .day], from: $0) } ?? back
+        guard dayBack.year == ymd[0], dayBack.month == ymd[1], dayBack.day == ymd[2] else { return nil }
+        return date.timeIntervalSince1970
+    }
+
+    /// Parses a time as `parse` does, or study-relative as "day N HH:MM" (N counts local
+    /// days from 1, the first study day).
+    public static func parse(_ text: String, _ tz: TimeZone, studyStart: Double) -> Double? {
+        guard text.hasPrefix("day ") else { return parse(text, tz) }
+        let parts = text.dropFirst(4).split(separator: " ")
+        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, parts.count <= 2 else { return nil }
+        var day = studyStart
+        for _ in 1..<n { day = nextDay(day, tz) }
+        var (h, m) = (0, 0)
+        if parts.count == 2 {
+            let hm = parts[1].split(separator: ":").compactMap { Int($0) }
+            guard hm.count == 2, (0..<24).contains(hm[0]), (0..<60).contains(hm[1]) else { return nil }
+            (h, m) = (hm[0], hm[1])
+        }
+        return time(onDayOf: day, hour: h, minute: m, tz)
+    }
+
+    /// Parses durations (`DurationText`): a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".
+    public static func parseDuration(_ text: String) -> Double? { DurationText.seconds(text) }
+}
