@@ -56,8 +56,10 @@ public struct KnobDescription: Sendable, Hashable {
     }
 }
 
-/// Every behavioural switch of the simulated world (contract §14.2, plus contract §1, §2.3, §5.6 and
-/// a few of the simulator's own), with the defaults of docs/sensorkit-contract.md §14.2.
+/// Every behavioural switch of the SensorKit model (contract §14.2, plus contract §1, §2.3 and
+/// §5.6), with the defaults of docs/sensorkit-contract.md §14.2. Switches that only shape
+/// generated data (report windows, write batches) are the simulator's
+/// (`SimulationSettings.switchKnobs` in SensorBackends).
 ///
 /// Scenario files set knobs by name through `set(name:value:)`. Durations accept
 /// seconds or text with a unit (`"24h"`, `"7.5d"`, `"90m"`, `"30s"`); error codes
