@@ -26,6 +26,9 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "IANA time zone for participants the input does not place (mhc-csv, mdh-json; default UTC).")
     var timezone: String?
 
+    @Flag(help: "No progress bar (there is none either when stderr is not a terminal).")
+    var quiet = false
+
     func run() throws {
         guard let f = ImportFormat(rawValue: format) else {
             throw ValidationError("unknown format '\(format)': expected one of \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -33,7 +36,8 @@ struct ImportCommand: ParsableCommand {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             let store = try RecordedStore(path: into)
-            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone))
+            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone,
+                                                             progressBar: CohortOptions.showProgress(quiet: quiet)))
             try store.checkpoint()
             try store.close()
             print(stats.report(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
