@@ -5,17 +5,25 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
+SLURM_PACKAGES := slurm-wlm munge
 DEMO         ?= protocols/sleep_light
 BIN_RELEASE  := .build/release/sensorium
 
-.PHONY: all deps build release demo test golden bench clean
+.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench clean
 
 all: build
 
 ## deps: install the system libraries the package links (Lua 5.4, libedit) and pkg-config
 deps:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
+
+## slurm-deps: Debian's Slurm (slurmctld, slurmd, sbatch…) and munge, for slurm-test
+slurm-deps:
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(SLURM_PACKAGES)"
+
+apt-install:
 	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ]; then \
 	    echo "installing:$$missing"; \
@@ -37,12 +45,20 @@ release: deps
 demo: release
 	$(BIN_RELEASE) run $(DEMO)
 
-## test: the import rule (docs/architecture.md), every unit test, then the golden protocols
+## test: the import rule (docs/architecture.md), every unit test, the golden protocols, then a cohort on a one-node Slurm cluster
 test: deps
 	sh scripts/check-imports.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
+	$(MAKE) --no-print-directory slurm-test
+
+## slurm-test: start slurmctld + slurmd on localhost, run a cohort as a 3-shard array job
+## with a dependent merge job, and compare the result byte for byte with one process's
+SLURM_TEST_COHORT ?= protocols/data_quality 3 --participants 6 --days 4
+slurm-test: slurm-deps
+	$(SWIFT) build --product sensorium
+	sh contrib/slurm/local-cluster-test.sh .build/debug/sensorium $(SLURM_TEST_COHORT)
 
 bench: release
 	$(BIN_RELEASE) bench lua

@@ -531,34 +531,36 @@ public struct FetchChunk: Sendable {
         var newStarts: [Int] = []
         var changed = false
         var ordinal = 0
+        /// Appends one result's rows, and again when the result is delivered twice.
+        func append<Rows: Collection<Int>>(_ order: Rows, written w: Double) {
+            newStarts.append(indices.count)
+            indices.append(contentsOf: order)
+            guard plan.duplicateRate > 0 else { return }
+            var h = StableHash(seed: plan.seed ^ 0xD0D0_D0D0)
+            h.combine(w)
+            h.combine(UInt64(ordinal))
+            if h.unitValue < plan.duplicateRate {
+                newStarts.append(indices.count)
+                indices.append(contentsOf: order)
+                changed = true
+            }
+        }
         for r in 0..<resultCount {
             let rows = range(r)
             let w = batch.writeTimes[rows.lowerBound]
             ordinal = (r > 0 && batch.writeTimes[range(r - 1).lowerBound] == w) ? ordinal + 1 : 0
-            var order = Array(rows)
-            if plan.jitter > 0 && rows.count > 1 {
-                let keys = order.map { i -> Double in
-                    var h = StableHash(seed: plan.seed)
-                    h.combine(w)
-                    h.combine(UInt64(ordinal))
-                    h.combine(UInt64(i - rows.lowerBound))
-                    return batch.times[i] + h.unitValue * plan.jitter
-                }
-                let sorted = order.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { order[$0] }
-                if sorted != order { changed = true; order = sorted }
-            }
-            newStarts.append(indices.count)
-            indices += order
-            if plan.duplicateRate > 0 {
-                var h = StableHash(seed: plan.seed ^ 0xD0D0_D0D0)
+            // Most results are one row: no array for them.
+            guard plan.jitter > 0 && rows.count > 1 else { append(rows, written: w); continue }
+            let keys = rows.map { i -> Double in
+                var h = StableHash(seed: plan.seed)
                 h.combine(w)
                 h.combine(UInt64(ordinal))
-                if h.unitValue < plan.duplicateRate {
-                    newStarts.append(indices.count)
-                    indices += order
-                    changed = true
-                }
+                h.combine(UInt64(i - rows.lowerBound))
+                return batch.times[i] + h.unitValue * plan.jitter
             }
+            let sorted = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { rows.lowerBound + $0 }
+            if !sorted.elementsEqual(rows) { changed = true }
+            append(sorted, written: w)
         }
         guard changed else { return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch) }
         return FetchChunk(batch: batch.gather(indices), resultStarts: starts == nil && newStarts.count == indices.count ? nil : newStarts,

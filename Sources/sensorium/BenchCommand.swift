@@ -11,7 +11,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Sensorium's speed and print the figures.",
-        subcommands: [BenchLua.self, BenchStudy.self, BenchSimulate.self, BenchStore.self]
+        subcommands: [BenchLua.self, BenchStudy.self, BenchSimulate.self, BenchStore.self, BenchCohort.self]
     )
 }
 

@@ -43,15 +43,18 @@ final class ProgressBar {
     private var lastDraw: UInt64 = 0
     private var drawn = false
     private var last: (done: Int, total: Int) = (0, 0)
+    private var label = ""
 
     init(unit: String, enabled: Bool) {
         self.unit = unit
         self.enabled = enabled
     }
 
-    func update(done: Int, total: Int) {
+    /// Shows `done` of `total` (and `label`, such as the file being written).
+    func update(done: Int, total: Int, label: String = "") {
         guard enabled else { return }
         last = (done, total)
+        self.label = label
         let now = DispatchTime.now().uptimeNanoseconds
         if done < total && now - lastDraw < 100_000_000 { return }
         lastDraw = now
@@ -67,7 +70,7 @@ final class ProgressBar {
         let rate = secs > 0 ? Double(done) / secs : 0
         let left = rate > 0 ? Double(total - done) / rate : 0
         let line = "\r[" + String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled) + "] "
-            + "\(done)/\(total) \(unit)  " + String(format: "%.1f/s", rate) + "  " + ProgressBar.clock(left) + " left\u{1B}[K"
+            + "\(done)/\(total) \(unit)  " + String(format: "%.1f/s", rate) + "  " + ProgressBar.clock(left) + " left" + (label.isEmpty ? "" : "  " + label) + "\u{1B}[K"
         FileHandle.standardError.write(Data(line.utf8))
         drawn = true
     }

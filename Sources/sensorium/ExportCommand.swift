@@ -41,6 +41,9 @@ struct ExportCommand: ParsableCommand {
         try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
     }
 
+    @Flag(help: "No progress bar (there is none either when stderr is not a terminal).")
+    var quiet = false
+
     func run() throws {
         // The runner reads the scenario exactly as `run` does; no protocol is executed.
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")
@@ -100,11 +103,17 @@ struct ExportCommand: ParsableCommand {
         }
         let study = NativeFormat.Study(start: spanStart, end: spanEnd, participants: people, sensors: sensors)
         let began = DispatchTime.now().uptimeNanoseconds
-        let tty = isatty(2) != 0
-        let stats = try NativeFormat.export(study, source: first.source, to: URL(fileURLWithPath: into)) { file in
-            if tty { FileHandle.standardError.write("\r\u{1B}[Kwriting \(file)".data(using: .utf8)!) }
+        // One step per participant × device × sensor stream, as the exporter visits them.
+        let total = runs.reduce(0) { n, run in
+            n + first.source.devices(participant: run.setup.id).reduce(0) { m, d in m + sensors.filter { $0.deviceKinds.contains(d.kind) }.count }
         }
-        if tty { FileHandle.standardError.write("\r\u{1B}[K".data(using: .utf8)!) }
+        let bar = ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet))
+        var done = 0
+        let stats = try NativeFormat.export(study, source: first.source, to: URL(fileURLWithPath: into)) { file in
+            bar.update(done: done, total: total, label: file)
+            done += 1
+        }
+        bar.finish()
         print(String(format: "exported %d participant(s), %d day(s): %d files, %d rows in %.1f s to %@",
                      runs.count, first.settings.days, stats.files, stats.rows,
                      Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, into))

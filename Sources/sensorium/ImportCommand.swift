@@ -30,12 +30,16 @@ struct ImportCommand: ParsableCommand {
         guard !sources.isEmpty else { throw ValidationError("give at least one file or folder to import") }
     }
 
+    @Flag(help: "No progress bar (there is none either when stderr is not a terminal).")
+    var quiet = false
+
     func run() throws {
         let f = format
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             let store = try RecordedStore(path: into)
-            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone))
+            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone,
+                                                             progressBar: CohortOptions.showProgress(quiet: quiet)))
             try store.checkpoint()
             try store.close()
             print(stats.report(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))

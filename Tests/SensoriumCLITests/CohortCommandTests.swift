@@ -140,4 +140,13 @@ extension SensoriumCLITests {
         XCTAssertNotEqual(bad.status, 0)
         assertContains(bad.stderr, "--shard: expected i/n with 1 ≤ i ≤ n")
     }
+
+    func testImportAndExportDrawNoProgressWithoutATerminal() throws {
+        let export = try sensorium(["export", "--days", "1", "--participants", "1", "--sensors", "pedometerData", "--into", "exp"], timeout: 120)
+        XCTAssertEqual(export.status, 0, export.stderr)
+        XCTAssertEqual(export.stderr, "")
+        let imported = try sensorium(["import", "--format", "native", "exp", "--into", "s.sqlite"], timeout: 120)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        XCTAssertEqual(imported.stderr, "")
+    }
 }

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import LuaHost
+import StudyRuntime
+
+/// `sensorium bench cohort`: participants per second of a protocol over a simulated cohort
+/// with one job and with N, the speed-up, and a check that both wrote the same bytes.
+struct BenchCohort: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cohort",
+        abstract: "Participants per second of a cohort run with --jobs 1 and --jobs N, and the speed-up."
+    )
+
+    @Argument(help: "The protocol folder (default: protocols/data_quality).")
+    var path: String = "protocols/data_quality"
+
+    @Option(help: "Participants (the scenario's, filled up with generated ones).")
+    var participants: Int = 100
+
+    @Option(help: "Study length in days.")
+    var days: Int = 14
+
+    @Option(help: "Jobs of the parallel run (default: the number of cores).")
+    var jobs: Int?
+
+    func run() throws {
+        let script = try resolveScript(path)
+        var dirs: [String] = []
+        if let stdlib = locateStdlib() { dirs.append(stdlib) }
+        dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
+        var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
+        options.participants = participants
+        options.days = days
+        options.limits.timeLimitMilliseconds = 0
+        let n = try CohortOptions.jobCount(jobs)
+        print("sensorium bench cohort: \(script), \(participants) participants × \(days) days, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print("  (a shared or busy machine lowers both rates and the speed-up; compare ratios from one run)")
+        var results: [(jobs: Int, seconds: Double, output: String)] = []
+        for j in [1, n] {
+            options.jobs = j
+            let runner = StudyRunner(options: options)
+            final class Sink: @unchecked Sendable { var text = "" }
+            let sink = Sink()
+            let start = DispatchTime.now().uptimeNanoseconds
+            do { try runner.run { sink.text += $0 } } catch let e as RunError {
+                throw ValidationError("the protocol failed: \(e.description)")
+            }
+            let secs = seconds(since: start)
+            let output = sink.text + runner.report.renderText()
+            results.append((j, secs, output))
+            print("  --jobs \(j):".padding(toLength: 14, withPad: " ", startingAt: 0)
+                  + String(format: "%8.2f s  %7.2f participants/s  %6.1f ms/participant", secs, Double(participants) / secs,
+                           secs / Double(participants) * 1000))
+        }
+        let speedUp = results[0].seconds / results[1].seconds
+        print(String(format: "  speed-up --jobs %d vs --jobs 1: %.2f×", n, speedUp))
+        let perThousand = results[1].seconds / Double(participants) * 1000
+        print(String(format: "  1,000 participants at --jobs %d: about %.0f s", n, perThousand))
+        print("  output identical: \(results[0].output == results[1].output ? "yes" : "NO") (\(results[0].output.utf8.count) bytes)")
+        if results[0].output != results[1].output { throw ExitCode(1) }
+    }
+}
