@@ -9,7 +9,7 @@ SLURM_PACKAGES := slurm-wlm munge
 DEMO         ?= protocols/sleep_light
 BIN_RELEASE  := .build/release/sensorium
 
-.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench clean
+.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench bench-peers clean
 
 all: build
 
@@ -62,6 +62,16 @@ slurm-test: slurm-deps
 
 bench: release
 	$(BIN_RELEASE) bench lua
+
+PEERS_VENV := .build/peers-venv
+
+## bench-peers: Sensorium (simulated, stored, a Swift loop) beside polars and pandas on one
+## participant-week of 50 Hz accelerometer; pip installs the peers into $(PEERS_VENV)
+bench-peers: release
+	@python3 -c "import ensurepip, venv" 2>/dev/null || $(MAKE) APT_PACKAGES="python3-venv python3-pip" deps
+	@test -x $(PEERS_VENV)/bin/python || python3 -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/pip install -q -r bench/peers/requirements.txt
+	$(PEERS_VENV)/bin/python bench/peers/run.py --sensorium $(BIN_RELEASE)
 
 clean:
 	rm -rf .build

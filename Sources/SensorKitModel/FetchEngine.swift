@@ -526,43 +526,52 @@ public struct FetchChunk: Sendable {
             guard let s = starts else { return r..<(r + 1) }
             return s[r]..<(r + 1 < s.count ? s[r + 1] : n)
         }
-        var indices: [Int] = []
-        indices.reserveCapacity(n + n / 50 + 4)
+        // Rows in delivery order and result starts, built only from the first result that
+        // is reordered or duplicated: a chunk without either is passed on as it is.
+        var indices: [Int]? = nil
         var newStarts: [Int] = []
-        var changed = false
         var ordinal = 0
-        /// Appends one result's rows, and again when the result is delivered twice.
-        func append<Rows: Collection<Int>>(_ order: Rows, written w: Double) {
-            newStarts.append(indices.count)
-            indices.append(contentsOf: order)
-            guard plan.duplicateRate > 0 else { return }
-            var h = StableHash(seed: plan.seed ^ 0xD0D0_D0D0)
-            h.combine(w)
-            h.combine(UInt64(ordinal))
-            if h.unitValue < plan.duplicateRate {
-                newStarts.append(indices.count)
-                indices.append(contentsOf: order)
-                changed = true
-            }
-        }
+        var previousWrite = Double.nan
         for r in 0..<resultCount {
             let rows = range(r)
             let w = batch.writeTimes[rows.lowerBound]
-            ordinal = (r > 0 && batch.writeTimes[range(r - 1).lowerBound] == w) ? ordinal + 1 : 0
-            // Most results are one row: no array for them.
-            guard plan.jitter > 0 && rows.count > 1 else { append(rows, written: w); continue }
-            let keys = rows.map { i -> Double in
-                var h = StableHash(seed: plan.seed)
+            ordinal = (r > 0 && previousWrite == w) ? ordinal + 1 : 0
+            previousWrite = w
+            var order: [Int]? = nil
+            if plan.jitter > 0 && rows.count > 1 {
+                let keys = rows.map { i -> Double in
+                    var h = StableHash(seed: plan.seed)
+                    h.combine(w)
+                    h.combine(UInt64(ordinal))
+                    h.combine(UInt64(i - rows.lowerBound))
+                    return batch.times[i] + h.unitValue * plan.jitter
+                }
+                let sorted = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }
+                if sorted != Array(keys.indices) { order = sorted.map { rows.lowerBound + $0 } }
+            }
+            var duplicate = false
+            if plan.duplicateRate > 0 {
+                var h = StableHash(seed: plan.seed ^ 0xD0D0_D0D0)
                 h.combine(w)
                 h.combine(UInt64(ordinal))
-                h.combine(UInt64(i - rows.lowerBound))
-                return batch.times[i] + h.unitValue * plan.jitter
+                duplicate = h.unitValue < plan.duplicateRate
             }
-            let sorted = keys.indices.sorted { (keys[$0], $0) < (keys[$1], $1) }.map { rows.lowerBound + $0 }
-            if !sorted.elementsEqual(rows) { changed = true }
-            append(sorted, written: w)
+            if indices == nil && (order != nil || duplicate) {
+                var head: [Int] = []
+                head.reserveCapacity(n + n / 50 + 4)
+                head += 0..<rows.lowerBound
+                indices = head
+                newStarts = (0..<r).map { range($0).lowerBound }
+            }
+            guard indices != nil else { continue }
+            newStarts.append(indices!.count)
+            if let order { indices! += order } else { indices! += rows }
+            if duplicate {
+                newStarts.append(indices!.count)
+                if let order { indices! += order } else { indices! += rows }
+            }
         }
-        guard changed else { return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch) }
+        guard let indices else { return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch) }
         return FetchChunk(batch: batch.gather(indices), resultStarts: starts == nil && newStarts.count == indices.count ? nil : newStarts,
                           srEpoch: plan.srEpoch)
     }

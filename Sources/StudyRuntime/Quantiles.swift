@@ -9,15 +9,15 @@
 /// only into parts holding wanted ranks (introselect: sorting a part that stalls).
 /// Every order statistic equals the sorted array's element at that rank, so the
 /// result is the same number the sort-based computation gives (±0 aside).
-enum Quantiles {
+public enum Quantiles {
     /// R type 7 quantile of `values` (NaN-free; reordered in place); NaN when empty or q ∉ 0…1.
-    static func of(_ values: inout [Double], _ q: Double) -> Double {
+    public static func of(_ values: inout [Double], _ q: Double) -> Double {
         of(&values, [q])[0]
     }
 
     /// Several R type 7 quantiles of `values` (NaN-free; reordered in place) from one
     /// selection; NaN for each q outside 0…1, and for all when `values` is empty.
-    static func of(_ values: inout [Double], _ qs: [Double]) -> [Double] {
+    public static func of(_ values: inout [Double], _ qs: [Double]) -> [Double] {
         let n = values.count
         guard n > 0 else { return qs.map { _ in .nan } }
         var ranks: [Int] = []

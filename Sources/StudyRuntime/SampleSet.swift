@@ -307,18 +307,8 @@ enum FieldReader {
         case batch.sensor.info.rowTimeField?.name: return batch.times
         case "writeTime": return batch.writeTimes
         case "magnitude":
-            guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
-                  case .double(let z)? = batch.column("z")?.data else {
-                throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
-            }
-            var out = [Double](repeating: 0, count: x.count)
-            x.withUnsafeBufferPointer { xb in
-                y.withUnsafeBufferPointer { yb in
-                    z.withUnsafeBufferPointer { zb in
-                        for i in 0..<xb.count { out[i] = (xb[i] * xb[i] + yb[i] * yb[i] + zb[i] * zb[i]).squareRoot() }
-                    }
-                }
-            }
+            var out: [Double] = []
+            try magnitude(in: batch, into: &out)
             return out
         case "duration" where batch.column("duration") == nil:
             guard case .double(let ends)? = batch.column("endDate")?.data else { throw unknown(field, in: batch) }
@@ -336,6 +326,32 @@ enum FieldReader {
                 for i in 0..<values.count where !present[i] { values[i] = .nan }
             }
             return values
+        }
+    }
+
+    /// √(x² + y² + z²) of each row, written into `out` (its storage reused when large enough).
+    static func magnitude(in batch: SampleBatch, into out: inout [Double]) throws {
+        guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
+              case .double(let z)? = batch.column("z")?.data else {
+            throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
+        }
+        let n = x.count
+        if out.count != n {
+            if out.capacity >= n {
+                out.removeAll(keepingCapacity: true)
+                out.append(contentsOf: repeatElement(0, count: n))
+            } else {
+                out = [Double](repeating: 0, count: n)
+            }
+        }
+        out.withUnsafeMutableBufferPointer { o in
+            x.withUnsafeBufferPointer { xb in
+                y.withUnsafeBufferPointer { yb in
+                    z.withUnsafeBufferPointer { zb in
+                        for i in 0..<n { o[i] = (xb[i] * xb[i] + yb[i] * yb[i] + zb[i] * zb[i]).squareRoot() }
+                    }
+                }
+            }
         }
     }
 
@@ -495,6 +511,56 @@ struct LocalKeys {
             return h < 0 ? h + 24 : h
         case .window(let seconds, let origin): return Int64(((t - origin) / seconds).rounded(.down))
         }
+    }
+
+    /// The key of `t` and a UTC range `from..<until` holding `t` in which every time has
+    /// that key (`key(for:)` is monotone within a stretch of constant UTC offset, so the
+    /// range's ends are the first times of this key and the next, found to the ulp), so a
+    /// caller keys a run of rows with two comparisons each. Non-finite `t`: key `Int64.min`
+    /// and an empty range.
+    mutating func keyRange(for t: Double) -> (key: Int64, from: Double, until: Double) {
+        guard t.isFinite, abs(t) < 1e15 else { return (Int64.min, .nan, .nan) }
+        let shift: Double, width: Double
+        var from = -Double.infinity, until = Double.infinity
+        switch grouping {
+        case .localHour, .hourOfDay, .localDay:
+            shift = localOffset(t)
+            width = grouping == .localDay ? 86_400 : 3_600
+            from = validFrom
+            until = validUntil
+        case .window(let seconds, let origin):
+            shift = -origin
+            width = seconds
+        }
+        func linear(_ x: Double) -> Int64 { Int64(((x + shift) / width).rounded(.down)) }
+        let k = linear(t)
+        from = Swift.max(from, LocalKeys.firstTime(of: k, guess: Double(k) * width - shift, linear) ?? t)
+        until = Swift.min(until, LocalKeys.firstTime(of: k + 1, guess: Double(k + 1) * width - shift, linear) ?? t.nextUp)
+        if case .hourOfDay = grouping {
+            let h = k % 24
+            return (h < 0 ? h + 24 : h, from, until)
+        }
+        return (k, from, until)
+    }
+
+    /// The smallest time whose key (`f`, monotone) is at least `target`, searched ulp by ulp
+    /// from `guess`; nil when it is not within 64 ulps.
+    static func firstTime(of target: Int64, guess: Double, _ f: (Double) -> Int64) -> Double? {
+        guard guess.isFinite, abs(guess) < 1e15 else { return nil }
+        var c = guess
+        if f(c) >= target {
+            for _ in 0..<64 {
+                let below = c.nextDown
+                if f(below) < target { return c }
+                c = below
+            }
+        } else {
+            for _ in 0..<64 {
+                c = c.nextUp
+                if f(c) >= target { return c }
+            }
+        }
+        return nil
     }
 
     func start(for key: Int64) -> Double {

@@ -52,7 +52,8 @@ extension SampleSet {
     /// Each chunk's fields (and `magnitude`) are read once and shared by the aggregates
     /// that use them; quantiles of the same field and filters share one pool of values
     /// per group, from which all their ranks are selected at once. A group's pool is
-    /// freed when a later group starts, so memory is bounded by the largest group.
+    /// freed once a chunk without rows of it follows a later group's rows, so memory is
+    /// bounded by about one group.
     /// Rows arriving for a group already closed (sample time out of write order) send
     /// that group's quantiles through a second pass over just the late groups, batched
     /// so that their pools stay within `lateBudget` values.
@@ -119,12 +120,29 @@ struct SummaryLayout {
         return filterLists.count - 1
     }
 
-    /// The numeric fields of a chunk (only those pools read when `poolsOnly`).
-    func columns(_ batch: SampleBatch, poolsOnly: Bool) throws -> [[Double]] {
-        try fields.indices.map { i in
-            if poolsOnly && !pools.contains(where: { $0.field == i }) { return [] }
-            return try FieldReader.numbers(fields[i], in: batch)
+    /// The numeric fields of a chunk (only those pools read when `poolsOnly`). Computed
+    /// fields (`magnitude`) are written into `spare`'s buffers, which `keep` hands back.
+    func columns(_ batch: SampleBatch, poolsOnly: Bool, reusing spare: inout [[Double]]) throws -> [[Double]] {
+        if spare.count != fields.count { spare = [[Double]](repeating: [], count: fields.count) }
+        var out: [[Double]] = []
+        for i in fields.indices {
+            if poolsOnly && !pools.contains(where: { $0.field == i }) {
+                out.append([])
+            } else if fields[i] == "magnitude" {
+                var buffer = spare[i]
+                spare[i] = []
+                try FieldReader.magnitude(in: batch, into: &buffer)
+                out.append(buffer)
+            } else {
+                out.append(try FieldReader.numbers(fields[i], in: batch))
+            }
         }
+        return out
+    }
+
+    /// Returns the computed columns' buffers to `spare` for the next chunk.
+    func keep(_ columns: [[Double]], in spare: inout [[Double]]) {
+        for i in fields.indices where fields[i] == "magnitude" { spare[i] = columns[i] }
     }
 
     /// For each filter list, whether each row of the chunk passes all its filters.
@@ -160,6 +178,10 @@ struct SummaryPass {
     private var open: [Int] = []
     private var closed: [Bool] = []
     private var late: Set<Int> = []
+    /// Buffers of computed columns, reused chunk after chunk.
+    private var spare: [[Double]] = []
+    /// The latest group key seen.
+    private var latest = Int64.min
 
     init(layout: SummaryLayout, grouping: Grouping?, timeZone: TimeZone) {
         self.layout = layout
@@ -193,17 +215,13 @@ struct SummaryPass {
         guard grouped else { try body(&self, 0, 0, count); return }
         var start = 0, runKey = Int64.min
         var cuts: [(Int64, Int, Int)] = []
+        // Rows inside the current key's time range need no keying.
+        var k = Int64.min, from = Double.nan, until = Double.nan
         batch.times.withUnsafeBufferPointer { t in
-            if let sel {
-                for j in 0..<count {
-                    let k = keyer.key(for: t[sel[j]])
-                    if k != runKey { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
-                }
-            } else {
-                for j in 0..<count {
-                    let k = keyer.key(for: t[j])
-                    if k != runKey { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
-                }
+            for j in 0..<count {
+                let time = t[sel?[j] ?? j]
+                if !(time >= from && time < until) { (k, from, until) = keyer.keyRange(for: time) }
+                if k != runKey || j == 0 { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
             }
         }
         if count > start { cuts.append((runKey, start, count)) }
@@ -212,8 +230,10 @@ struct SummaryPass {
 
     /// Adds a chunk's selected rows to every aggregate (first pass).
     mutating func add(_ batch: SampleBatch, _ sel: [Int]?) throws {
-        let cols = try layout.columns(batch, poolsOnly: false)
+        let cols = try layout.columns(batch, poolsOnly: false, reusing: &spare)
+        defer { layout.keep(cols, in: &spare) }
         let masks = try layout.masks(batch, columns: cols, poolsOnly: false)
+        var touched: Set<Int> = []
         try runs(batch, sel) { pass, key, a, b in
             let s = pass.slot(for: key)
             pass.groupRows[s] += b - a
@@ -222,14 +242,18 @@ struct SummaryPass {
             pass.fillPools(s, a, b, sel, cols, masks, store: !pass.late.contains(s))
             guard pass.nPool > 0 else { return }
             if !pass.closed[s] && !pass.open.contains(s) { pass.open.append(s) }
-            // Rows come in (nearly) time order: a later key closes the earlier groups.
-            for o in pass.open where pass.keys[o] < key { pass.close(o) }
+            touched.insert(s)
+            pass.latest = max(pass.latest, key)
         }
+        // Rows come in (nearly) time order, and a result SensorKit delivers twice is repeated
+        // within its chunk: a group without rows in this chunk, older than the latest, is complete.
+        for o in open where !touched.contains(o) && keys[o] < latest { close(o) }
     }
 
     /// Adds a chunk's rows of the `slots` groups to their quantile pools (late pass).
     mutating func addLate(_ batch: SampleBatch, _ sel: [Int]?, slots: Set<Int>) throws {
-        let cols = try layout.columns(batch, poolsOnly: true)
+        let cols = try layout.columns(batch, poolsOnly: true, reusing: &spare)
+        defer { layout.keep(cols, in: &spare) }
         let masks = try layout.masks(batch, columns: cols, poolsOnly: true)
         try runs(batch, sel) { pass, key, a, b in
             guard let s = pass.index[key], slots.contains(s) else { return }

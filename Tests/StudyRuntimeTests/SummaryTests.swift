@@ -156,7 +156,8 @@ final class SummarizeTests: XCTestCase {
         values += [100, -100]
         let batch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
                                 columns: [Column(name: "heartRate", data: .double(values))])
-        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [batch.slice(0..<96), batch.slice(96..<98)])
+        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) }
+                            + [batch.slice(96..<98)])
         let aggregates = [SummaryAggregate(name: "median", kind: .quantile(0.5), field: "heartRate"),
                           SummaryAggregate(name: "max", kind: .max, field: "heartRate")]
         for budget in [1, 1 << 20] {
@@ -183,5 +184,37 @@ final class SummarizeTests: XCTestCase {
         XCTAssertThrowsError(try set.summarize([SummaryAggregate(name: "x", kind: .sum, field: "lux")], by: .localDay)) { e in
             XCTAssertTrue("\(e)".contains("no field 'lux'"), "\(e)")
         }
+    }
+}
+
+/// `LocalKeys.keyRange` (the fast path of summaries) agrees with `key(for:)` for every time
+/// in the range it returns, around DST changes and at exact boundaries.
+final class KeyRangeTests: XCTestCase {
+    func testRangesHoldTheirKeyAndEndAtTheNextKey() throws {
+        let berlin = TimeZone(identifier: "Europe/Berlin")!
+        // 2026-03-29 01:00 UTC: clocks go forward; 2026-10-25 01:00 UTC: back.
+        let instants: [Double] = [1_774_746_000, 1_792_890_000, 1_772_409_600, 1_772_406_000]
+        for grouping in [Grouping.localHour, .localDay, .hourOfDay, .window(seconds: 900, origin: 0.1)] {
+            var ranged = LocalKeys(grouping: grouping, timeZone: berlin)
+            var plain = LocalKeys(grouping: grouping, timeZone: berlin)
+            for instant in instants {
+                var times: [Double] = []
+                for d in stride(from: -7_300.0, through: 7_300, by: 0.37) { times.append(instant + d) }
+                for edge in [instant - 3_600, instant, instant + 3_600, instant + 86_400] {
+                    var t = edge
+                    for _ in 0..<4 { t = t.nextDown }
+                    for _ in 0..<8 { times.append(t); t = t.nextUp }
+                }
+                for t in times {
+                    let (k, from, until) = ranged.keyRange(for: t)
+                    XCTAssertEqual(k, plain.key(for: t), "\(grouping) at \(t)")
+                    XCTAssertTrue(from <= t && t < until, "\(grouping): \(t) outside \(from)..<\(until)")
+                    XCTAssertEqual(plain.key(for: from), k, "\(grouping): range start \(from)")
+                    XCTAssertEqual(plain.key(for: until.nextDown), k, "\(grouping): range end \(until)")
+                }
+            }
+        }
+        var keys = LocalKeys(grouping: .localDay, timeZone: berlin)
+        XCTAssertEqual(keys.keyRange(for: .nan).key, Int64.min)
     }
 }
