@@ -5,11 +5,14 @@ import SensorBackends
 struct BenchStore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Import rows/s of a 50 Hz accelerometer MyHeartCounts CSV (a participant-day and -week), and a stored week summarised vs the simulator."
+        abstract: "Export and import rows/s of 50 Hz accelerometer (native format: a simulated participant-week of phone and watch; MyHeartCounts CSV: a participant-day and -week), bytes per stored sample, decode speed, and a stored week summarised vs the simulator."
     )
 
     @Option(help: "Days in the 'week' run.")
     var days: Int = 7
+
+    @Option(help: "Only these parts, comma-separated: native, mhc (default: both).")
+    var parts: String?
 
     @Option(help: "Work in this folder and keep its files (default: a temporary folder, removed).")
     var keep: String?
@@ -17,7 +20,8 @@ struct BenchStore: ParsableCommand {
     func validate() throws { try FlagCheck.positive(days, "--days") }
 
     func run() throws {
-        try StoreBenchmark.run(weekDays: days, directory: keep.map { URL(fileURLWithPath: $0) }) { line in
+        try StoreBenchmark.run(weekDays: days, directory: keep.map { URL(fileURLWithPath: $0) },
+                                 parts: Set((parts ?? "").split(separator: ",").map { String($0) })) { line in
             FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!)
         }
     }

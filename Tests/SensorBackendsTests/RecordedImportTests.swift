@@ -564,6 +564,22 @@ final class RecordedImportTests: XCTestCase {
             let text = "\(d)"
             XCTAssertEqual(Array(text.utf8).withUnsafeBufferPointer { NumberParser.double($0) }?.bitPattern, d.bitPattern, text)
         }
+        // Long decimals (Eisel-Lemire): random 16–19 digit mantissas over the exponents it
+        // handles and beyond, halfway cases, and Float32s widened; all as strtod rounds them.
+        var texts = ["9007199254740993", "9007199254740995", "9007199254740992.5", "1e23", "8.98846567431158e307",
+                     "0.024411889165639877", "247224.53564572334", "1772409600.5934494", "2.2250738585072011e-308",
+                     "1.7976931348623158e+308", "4.4501477170144023e-308", "123456789012345678e-70", "9999999999999999999"]
+        for _ in 0..<20_000 {
+            let digits = String(rng.next() % 10_000_000_000_000_000_000)
+            let e = Int(rng.next() % 161) - 80
+            texts.append("\(rng.next() % 2 == 0 ? "-" : "")\(digits)e\(e)")
+            let f = Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()) & 0x7F7F_FFFF)
+            texts.append("\(Double(f))")
+        }
+        for text in texts {
+            let want = strtod(text, nil)
+            XCTAssertEqual(Array(text.utf8).withUnsafeBufferPointer { NumberParser.double($0) }?.bitPattern, want.bitPattern, text)
+        }
     }
 
     func testColumnCodecRoundTripsEveryKind() throws {
@@ -599,7 +615,7 @@ final class RecordedImportTests: XCTestCase {
     func testDecimalTimesEncodeCompactly() throws {
         let v = (0..<72_000).map { Double(177_241_098_000 + 2 * Int64($0)) / 100 }
         let bytes = ColumnCodec.encode(.double(v))
-        XCTAssertEqual(bytes[0], 1, "decimal-scaled")
+        XCTAssertEqual(bytes[0], 4, "decimal-scaled runs")
         XCTAssertLessThan(bytes.count, v.count * 2)
         let back = try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: .double, count: v.count) }
         guard case .double(let b) = back else { return XCTFail() }

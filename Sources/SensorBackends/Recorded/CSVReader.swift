@@ -306,7 +306,8 @@ enum NumberParser {
     static let exact: [Double] = (0...22).map { Foundation.pow(10.0, Double($0)) }
 
     /// A decimal number (`-12.5`, `1.5e-3`, `nan`, `inf`); nil when the bytes are not one.
-    /// Exact (correctly rounded): a fast path for ≤ 15 significant digits, `strtod` otherwise.
+    /// Exact (correctly rounded): a fast path for ≤ 15 significant digits, Eisel-Lemire up to
+    /// 19, `strtod` for the rest.
     @inline(__always)
     static func double(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
         let n = b.count
@@ -364,6 +365,7 @@ enum NumberParser {
             return negative ? -v : v
         }
         if mantissa == 0 { return negative ? -0.0 : 0.0 }
+        if let v = EiselLemire.double(mantissa, exp10) { return negative ? -v : v }
         return slow(b)
     }
 

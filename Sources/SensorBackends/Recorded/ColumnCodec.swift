@@ -6,19 +6,37 @@ import SensorKitModel
 // Every blob starts with a one-byte encoding tag; all numbers are little-endian.
 // - double: 0 raw Float64s · 1 decimal-scaled (byte d, then zigzag varint deltas of
 //   round(v·10^d), used only when every value comes back bit-exact) · 2 constant (one Float64)
-// - int: 0 zigzag varint deltas · 2 constant (one Int64)
+//   · 3 Float32s (every value is a Float32 widened) · 4 decimal-scaled delta runs (byte d,
+//   then the runs form of round(v·10^d)) · 5 the runs form of the Float64 bit patterns
+//   · 6 offsets from the chunk's sample times (varint r, then r × (varint length, Float64 c):
+//   the value is `time − c`, bit-exact; never used for the time columns themselves)
+// - int: 0 zigzag varint deltas · 1 the runs form · 2 constant (one Int64)
 // - bool: 0 one byte per value
 // - string: 0 varint length + UTF-8 per value · 1 dictionary (varint n, n strings, varint index per value)
 // - value: 0 one `FieldValue` per value in the binary form below
-// Presence masks are a separate BLOB of one byte per row (NULL when every value is present).
+// The runs form of n ≥ 1 integers: varint r, zigzag varint of the first value, then r runs
+// of (zigzag varint delta d, varint length k): k more values, each d above the one before
+// (the lengths add up to n − 1). Arithmetic progressions (50 Hz times) and constant
+// stretches (write times of one batch) take a few bytes.
+//
+// Presence masks are a separate BLOB (NULL when every value is present). Chunk encoding 1:
+// one byte per row. Chunk encoding 2 (`chunk.encoding`, this version): a tag byte, then
+// 0 one byte per row · 1 a bitmap, row k in bit k % 8 of byte k / 8 · 2 nothing (every
+// value missing).
 
 enum ColumnCodec {
     // MARK: Writing
 
-    static func encode(_ data: ColumnData) -> [UInt8] {
+    /// The chunk encoding this Sensorium writes (`chunk.encoding`), and those it reads.
+    static let chunkEncoding = 2
+    static let readableChunkEncodings = 1...2
+
+    /// One column's blob. `times`: the chunk's sample times (lets a column that is the
+    /// sample time minus a constant, such as CoreMotion's uptime, be stored as offsets).
+    static func encode(_ data: ColumnData, times: [Double]? = nil) -> [UInt8] {
         var w = ByteWriter()
         switch data {
-        case .double(let v): encodeDoubles(v, into: &w)
+        case .double(let v): encodeDoubles(v, times: times, into: &w)
         case .int(let v): encodeInts(v, into: &w)
         case .bool(let v):
             w.bytes.reserveCapacity(v.count + 1)
@@ -32,54 +50,169 @@ enum ColumnCodec {
         return w.bytes
     }
 
-    static func encodeDoubles(_ v: [Double], into w: inout ByteWriter) {
+    /// The smallest of the double encodings that gives every value back bit-exact.
+    static func encodeDoubles(_ v: [Double], times: [Double]? = nil, into w: inout ByteWriter) {
+        let n = v.count
         if let first = v.first, v.allSatisfy({ $0.bitPattern == first.bitPattern }) {
             w.byte(2)
             w.u64(first.bitPattern)
             return
         }
-        // Sampled values suggest the decimals; a value needing more raises them and retries.
-        var scaleDigits = decimalScale(v)
-        while let d = scaleDigits {
-            var failed: Double? = nil
-            let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 2) { buf, done in
-                buf[0] = 1
-                buf[1] = UInt8(d)
-                let r = v.withUnsafeBufferPointer { scaledDeltas($0, digits: d, into: buf.baseAddress! + 2) }
-                failed = r.failed
-                done = r.failed == nil ? r.count + 2 : 0
-            }
-            if let x = failed {
-                guard let need = decimals(x), need > d else { break }
-                scaleDigits = need
-                continue
-            }
-            if out.count < v.count * 8 {
-                w.append(out)
-                return
-            }
-            break
+        let float32 = isFloat32Exact(v)
+        if let dec = decimalEncoding(v), dec.count < n * 8, dec.count <= n * 4 || !float32 {
+            w.append(dec)
+            return
         }
-        w.bytes.reserveCapacity(w.bytes.count + v.count * 8 + 1)
+        if float32 {
+            w.append(float32Encoding(v))
+            return
+        }
+        if let times, times.count == n, let off = timeOffsetEncoding(v, times: times) {
+            w.append(off)
+            return
+        }
+        let runs = v.withUnsafeBytes { raw in
+            deltaRunCount(raw.bindMemory(to: Int64.self).baseAddress!, n)
+        }
+        if runs <= n / 8 {
+            w.byte(5)
+            v.withUnsafeBytes { raw in writeRuns(raw.bindMemory(to: Int64.self).baseAddress!, n, runs: runs, into: &w) }
+            return
+        }
+        w.bytes.reserveCapacity(w.bytes.count + n * 8 + 1)
         w.byte(0)
         v.withUnsafeBytes { w.bytes.append(contentsOf: $0) }
     }
 
-    /// Writes the zigzag varints of the deltas of `round(v·10^d)` at `out` (room for 10
-    /// bytes a value). Returns the bytes written, or the first value that would not come
-    /// back bit-exact (then the output is unusable).
-    static func scaledDeltas(_ v: UnsafeBufferPointer<Double>, digits d: Int, into out: UnsafeMutablePointer<UInt8>) -> (count: Int, failed: Double?) {
-        let n = v.count
-        return withUnsafeTemporaryAllocation(of: Int64.self, capacity: max(n, 1)) { ints -> (count: Int, failed: Double?) in
-            if let bad = scaledIntegers(v, digits: d, into: ints.baseAddress!) { return (0, v[bad]) }
-            var prev: Int64 = 0
-            var o = 0
-            for k in 0..<n {
-                o += writeZigzag(ints[k] &- prev, out + o)
-                prev = ints[k]
+    /// True when every value is a Float32 widened (bit-exact; NaN payloads aside, which fail).
+    static func isFloat32Exact(_ v: [Double]) -> Bool {
+        v.withUnsafeBufferPointer { b in
+            var ok = true
+            var k = 0
+            let n = b.count
+            // Blocks of 64 without an early exit vectorise; stop at the first failing block.
+            while k < n && ok {
+                let e = min(n, k + 64)
+                for i in k..<e { ok = ok && Double(Float(b[i])).bitPattern == b[i].bitPattern }
+                k = e
             }
-            return (o, nil)
+            return ok
         }
+    }
+
+    /// Tag 3: the values as Float32s (call only when `isFloat32Exact`).
+    static func float32Encoding(_ v: [Double]) -> [UInt8] {
+        let n = v.count
+        return [UInt8](unsafeUninitializedCapacity: n * 4 + 1) { buf, done in
+            buf[0] = 3
+            let out = UnsafeMutableRawPointer(buf.baseAddress! + 1)
+            v.withUnsafeBufferPointer { b in
+                for i in 0..<n { out.storeBytes(of: Float(b[i]).bitPattern.littleEndian, toByteOffset: i * 4, as: UInt32.self) }
+            }
+            done = n * 4 + 1
+        }
+    }
+
+    /// Tag 1 or 4 (whichever is smaller): the values as decimal-scaled integers, when
+    /// sampled values suggest few decimals and every value comes back bit-exact.
+    static func decimalEncoding(_ v: [Double]) -> [UInt8]? {
+        let n = v.count
+        // Sampled values suggest the decimals; a value needing more raises them and retries.
+        var scaleDigits = decimalScale(v)
+        while let d = scaleDigits {
+            var failed: Double? = nil
+            let out = withUnsafeTemporaryAllocation(of: Int64.self, capacity: max(n, 1)) { ints -> [UInt8]? in
+                let bad = v.withUnsafeBufferPointer { scaledIntegers($0, digits: d, into: ints.baseAddress!) }
+                if let bad { failed = v[bad]; return nil }
+                let runs = deltaRunCount(ints.baseAddress!, n)
+                if runs <= n / 8 {
+                    var w = ByteWriter()
+                    w.byte(4)
+                    w.byte(UInt8(d))
+                    writeRuns(ints.baseAddress!, n, runs: runs, into: &w)
+                    return w.bytes
+                }
+                return [UInt8](unsafeUninitializedCapacity: n * 10 + 2) { buf, done in
+                    buf[0] = 1
+                    buf[1] = UInt8(d)
+                    done = zigzagDeltas(ints.baseAddress!, n, into: buf.baseAddress! + 2) + 2
+                }
+            }
+            if let out { return out }
+            guard let x = failed, let need = decimals(x), need > d else { return nil }
+            scaleDigits = need
+        }
+        return nil
+    }
+
+    /// Tag 6: `v[k] == times[k] − c` bit-exact, with c constant over few runs; nil otherwise.
+    static func timeOffsetEncoding(_ v: [Double], times: [Double]) -> [UInt8]? {
+        let n = v.count
+        var runs: [(length: Int, c: UInt64)] = []
+        let ok = v.withUnsafeBufferPointer { vb in
+            times.withUnsafeBufferPointer { tb -> Bool in
+                var k = 0
+                while k < n {
+                    let c = tb[k] - vb[k]
+                    guard c.isFinite, (tb[k] - c).bitPattern == vb[k].bitPattern else { return false }
+                    var e = k + 1
+                    while e < n && (tb[e] - c).bitPattern == vb[e].bitPattern { e += 1 }
+                    runs.append((e - k, c.bitPattern))
+                    if runs.count > n / 16 + 1 { return false }
+                    k = e
+                }
+                return true
+            }
+        }
+        guard ok, !runs.isEmpty else { return nil }
+        var w = ByteWriter()
+        w.byte(6)
+        w.varint(UInt64(runs.count))
+        for r in runs {
+            w.varint(UInt64(r.length))
+            w.u64(r.c)
+        }
+        return w.bytes
+    }
+
+    /// The number of runs of equal consecutive deltas among `n` integers (0 when n ≤ 1).
+    static func deltaRunCount(_ p: UnsafePointer<Int64>, _ n: Int) -> Int {
+        guard n > 2 else { return n - 1 < 0 ? 0 : n - 1 }
+        var runs = 1
+        var prev = p[1] &- p[0]
+        for k in 2..<n {
+            let d = p[k] &- p[k - 1]
+            runs += d == prev ? 0 : 1
+            prev = d
+        }
+        return runs
+    }
+
+    /// Appends the runs form (see the top of the file) of `n` ≥ 1 integers with `runs` runs.
+    static func writeRuns(_ p: UnsafePointer<Int64>, _ n: Int, runs: Int, into w: inout ByteWriter) {
+        w.varint(UInt64(runs))
+        w.zigzag(p[0])
+        var k = 1
+        while k < n {
+            let d = p[k] &- p[k - 1]
+            var e = k + 1
+            while e < n && p[e] &- p[e - 1] == d { e += 1 }
+            w.zigzag(d)
+            w.varint(UInt64(e - k))
+            k = e
+        }
+    }
+
+    /// The zigzag varints of the deltas of `n` integers at `out` (room for 10 bytes a value);
+    /// returns the bytes written.
+    static func zigzagDeltas(_ p: UnsafePointer<Int64>, _ n: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        var prev: Int64 = 0
+        var o = 0
+        for k in 0..<n {
+            o += writeZigzag(p[k] &- prev, out + o)
+            prev = p[k]
+        }
+        return o
     }
 
     /// `round(v·10^d)` of every value into `ints`, two at a time (the divisions that check
@@ -177,23 +310,25 @@ enum ColumnCodec {
     }
 
     static func encodeInts(_ v: [Int64], into w: inout ByteWriter) {
-        if let first = v.first, v.count > 1, v.allSatisfy({ $0 == first }) {
+        let n = v.count
+        if let first = v.first, n > 1, v.allSatisfy({ $0 == first }) {
             w.byte(2)
             w.u64(UInt64(bitPattern: first))
             return
         }
-        let out = [UInt8](unsafeUninitializedCapacity: v.count * 10 + 1) { buf, done in
-            let p = buf.baseAddress!
-            p[0] = 0
-            var o = 1
-            var prev: Int64 = 0
-            for x in v {
-                o += writeZigzag(x &- prev, p + o)
-                prev = x
+        v.withUnsafeBufferPointer { b in
+            guard let p = b.baseAddress else { w.byte(0); return }
+            let runs = deltaRunCount(p, n)
+            if runs <= n / 8 {
+                w.byte(1)
+                writeRuns(p, n, runs: runs, into: &w)
+                return
             }
-            done = o
+            w.append([UInt8](unsafeUninitializedCapacity: n * 10 + 1) { buf, done in
+                buf[0] = 0
+                done = zigzagDeltas(p, n, into: buf.baseAddress! + 1) + 1
+            })
         }
-        w.append(out)
     }
 
     static func encodeStrings(_ v: [String], into w: inout ByteWriter) {
@@ -236,50 +371,67 @@ enum ColumnCodec {
         }
     }
 
+    /// The presence mask of chunk encoding 2; nil when every value is present.
     static func encodePresent(_ present: [Bool]?) -> [UInt8]? {
         guard let p = present, p.contains(false) else { return nil }
-        return p.map { $0 ? 1 : 0 }
+        if !p.contains(true) { return [2] }
+        let n = p.count
+        return [UInt8](unsafeUninitializedCapacity: 1 + (n + 7) / 8) { buf, done in
+            buf[0] = 1
+            for k in 0..<(n + 7) / 8 { buf[1 + k] = 0 }
+            for k in 0..<n where p[k] { buf[1 + k >> 3] |= 1 << UInt8(k & 7) }
+            done = 1 + (n + 7) / 8
+        }
+    }
+
+    /// A presence mask of `n` rows written with chunk encoding `encoding`.
+    static func decodePresent(_ bytes: UnsafeRawBufferPointer, count n: Int, encoding: Int) throws -> [Bool] {
+        let b = bytes.bindMemory(to: UInt8.self)
+        var body = b[...]
+        var tag: UInt8 = 0
+        if encoding >= 2 {
+            guard let t = b.first else { throw StoreCorruption("empty presence mask") }
+            tag = t
+            body = b[1...]
+        }
+        switch tag {
+        case 0:
+            guard body.count == n else { throw StoreCorruption("presence mask of \(body.count) bytes for \(n) rows") }
+            return [Bool](unsafeUninitializedCapacity: n) { buf, done in
+                for k in 0..<n { buf[k] = body[body.startIndex + k] != 0 }
+                done = n
+            }
+        case 1:
+            guard body.count == (n + 7) / 8 else { throw StoreCorruption("presence bitmap of \(body.count) bytes for \(n) rows") }
+            let base = body.startIndex
+            return [Bool](unsafeUninitializedCapacity: n) { buf, done in
+                for k in 0..<n { buf[k] = b[base + k >> 3] & (1 << UInt8(k & 7)) != 0 }
+                done = n
+            }
+        case 2:
+            guard body.isEmpty else { throw StoreCorruption("presence mask 'none present' with \(body.count) more bytes") }
+            return [Bool](repeating: false, count: n)
+        default:
+            throw StoreCorruption("unknown presence mask encoding \(tag)")
+        }
     }
 
     // MARK: Reading
 
-    static func decode(_ bytes: UnsafeRawBufferPointer, kind: ColumnKind, count n: Int) throws -> ColumnData {
+    /// Decodes one column blob of `n` rows. `times`: the chunk's sample times (needed by
+    /// time-offset columns). Throws `StoreCorruption` when the bytes are not such a blob.
+    static func decode(_ bytes: UnsafeRawBufferPointer, kind: ColumnKind, count n: Int, times: [Double]? = nil) throws -> ColumnData {
         var r = ByteReader(bytes)
         let tag = try r.byte()
         switch kind {
         case .double:
-            switch tag {
-            case 0:
-                guard r.remaining == n * 8 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes") }
-                let out = [Double](unsafeUninitializedCapacity: n) { buf, done in
-                    if n > 0 { UnsafeMutableRawBufferPointer(buf).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[1...])) }
-                    done = n
-                }
-                return .double(out)
-            case 1:
-                let d = Int(try r.byte())
-                guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
-                let scale = pow10[d]
-                var failed = false
-                let out = [Double](unsafeUninitializedCapacity: n) { buf, done in
-                    var prev: Int64 = 0
-                    failed = !r.decodeZigzagDeltas(n) { k, v in
-                        prev = prev &+ v
-                        buf[k] = Double(prev) / scale
-                    }
-                    done = failed ? 0 : n
-                }
-                if failed { throw StoreCorruption("blob ends early") }
-                return .double(out)
-            case 2:
-                return .double([Double](repeating: Double(bitPattern: try r.u64()), count: n))
-            default: throw StoreCorruption("unknown double encoding \(tag)")
-            }
+            return .double(try decodeDoubles(&r, tag: tag, count: n, times: times))
         case .int:
+            let out: [Int64]
             switch tag {
             case 0:
                 var failed = false
-                let out = [Int64](unsafeUninitializedCapacity: n) { buf, done in
+                out = [Int64](unsafeUninitializedCapacity: n) { buf, done in
                     var prev: Int64 = 0
                     failed = !r.decodeZigzagDeltas(n) { k, v in
                         prev = prev &+ v
@@ -288,11 +440,17 @@ enum ColumnCodec {
                     done = failed ? 0 : n
                 }
                 if failed { throw StoreCorruption("blob ends early") }
-                return .int(out)
+            case 1:
+                out = try [Int64](unsafeUninitializedCapacity: n) { buf, done in
+                    try decodeRuns(&r, n) { k, v in buf[k] = v }
+                    done = n
+                }
             case 2:
-                return .int([Int64](repeating: Int64(bitPattern: try r.u64()), count: n))
+                out = [Int64](repeating: Int64(bitPattern: try r.u64()), count: n)
             default: throw StoreCorruption("unknown int encoding \(tag)")
             }
+            guard r.remaining == 0 else { throw StoreCorruption("int column of \(n) rows has \(r.remaining) bytes too many") }
+            return .int(out)
         case .bool:
             var out = [Bool]()
             out.reserveCapacity(n)
@@ -346,9 +504,104 @@ enum ColumnCodec {
         }
     }
 
-    static func decodeDoubles(_ bytes: UnsafeRawBufferPointer, count n: Int) throws -> [Double] {
-        guard case .double(let v) = try decode(bytes, kind: .double, count: n) else { return [] }
-        return v
+    static func decodeDoubles(_ bytes: UnsafeRawBufferPointer, count n: Int, times: [Double]? = nil) throws -> [Double] {
+        var r = ByteReader(bytes)
+        let tag = try r.byte()
+        return try decodeDoubles(&r, tag: tag, count: n, times: times)
+    }
+
+    /// The `n` doubles after the tag byte; the whole blob must be used.
+    static func decodeDoubles(_ r: inout ByteReader, tag: UInt8, count n: Int, times: [Double]?) throws -> [Double] {
+        let out: [Double]
+        switch tag {
+        case 0:
+            guard r.remaining == n * 8 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes") }
+            let src = r.base.baseAddress.map { $0 + r.offset }
+            out = [Double](unsafeUninitializedCapacity: n) { buf, done in
+                if n > 0, let src { UnsafeMutableRawPointer(buf.baseAddress!).copyMemory(from: src, byteCount: n * 8) }
+                done = n
+            }
+            r.offset += n * 8
+        case 1, 4:
+            let d = Int(try r.byte())
+            guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
+            let scale = pow10[d]
+            if tag == 4 {
+                out = try [Double](unsafeUninitializedCapacity: n) { buf, done in
+                    try decodeRuns(&r, n) { k, v in buf[k] = Double(v) / scale }
+                    done = n
+                }
+            } else {
+                var failed = false
+                out = [Double](unsafeUninitializedCapacity: n) { buf, done in
+                    var prev: Int64 = 0
+                    failed = !r.decodeZigzagDeltas(n) { k, v in
+                        prev = prev &+ v
+                        buf[k] = Double(prev) / scale
+                    }
+                    done = failed ? 0 : n
+                }
+                if failed { throw StoreCorruption("blob ends early") }
+            }
+        case 2:
+            out = [Double](repeating: Double(bitPattern: try r.u64()), count: n)
+        case 3:
+            guard r.remaining == n * 4 else { throw StoreCorruption("float32 column of \(n) rows has \(r.remaining) bytes") }
+            let src = r.base.baseAddress.map { UnsafeRawPointer($0 + r.offset) }
+            out = [Double](unsafeUninitializedCapacity: n) { buf, done in
+                if let src {
+                    for k in 0..<n { buf[k] = Double(Float(bitPattern: UInt32(littleEndian: src.loadUnaligned(fromByteOffset: k * 4, as: UInt32.self)))) }
+                }
+                done = n
+            }
+            r.offset += n * 4
+        case 5:
+            out = try [Double](unsafeUninitializedCapacity: n) { buf, done in
+                try decodeRuns(&r, n) { k, v in buf[k] = Double(bitPattern: UInt64(bitPattern: v)) }
+                done = n
+            }
+        case 6:
+            guard let times, times.count == n else { throw StoreCorruption("time-offset column without the chunk's times") }
+            let runs = try r.varint()
+            guard runs <= UInt64(n) else { throw StoreCorruption("time-offset column of \(n) rows has \(runs) runs") }
+            out = try times.withUnsafeBufferPointer { t in
+                try [Double](unsafeUninitializedCapacity: n) { buf, done in
+                    var k = 0
+                    for _ in 0..<runs {
+                        let len = try r.varint()
+                        guard len <= UInt64(n - k) else { throw StoreCorruption("time-offset runs longer than the chunk") }
+                        let c = Double(bitPattern: try r.u64())
+                        for j in k..<k + Int(len) { buf[j] = t[j] - c }
+                        k += Int(len)
+                    }
+                    guard k == n else { throw StoreCorruption("time-offset runs cover \(k) of \(n) rows") }
+                    done = n
+                }
+            }
+        default: throw StoreCorruption("unknown double encoding \(tag)")
+        }
+        guard r.remaining == 0 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes too many") }
+        return out
+    }
+
+    /// Reads the runs form of `n` integers, calling `store(index, value)` for each in order.
+    @inline(__always)
+    static func decodeRuns(_ r: inout ByteReader, _ n: Int, _ store: (Int, Int64) -> Void) throws {
+        let runs = try r.varint()
+        guard n > 0, runs < UInt64(n) else { throw StoreCorruption("\(runs) runs for \(n) values") }
+        var v = try r.zigzag()
+        store(0, v)
+        var k = 1
+        for _ in 0..<runs {
+            let d = try r.zigzag()
+            let len = try r.varint()
+            guard len <= UInt64(n - k) else { throw StoreCorruption("runs longer than the column") }
+            let base = v
+            for j in 0..<Int(len) { store(k + j, base &+ Int64(j + 1) &* d) }
+            v = base &+ Int64(len) &* d
+            k += Int(len)
+        }
+        guard k == n else { throw StoreCorruption("runs cover \(k) of \(n) values") }
     }
 }
 

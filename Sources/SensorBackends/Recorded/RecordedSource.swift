@@ -187,41 +187,43 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     }
 
     /// One stored chunk, with the columns of the sensor's schema (a column the chunk lacks is all missing).
+    /// Blobs are decoded in place (no copies); throws `StoreCorruption` when they do not decode.
     static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor) throws -> SampleBatch {
-        guard let row = try Row.fetchOne(db, sql: "SELECT rows, writeTimes, times FROM chunk WHERE id = ?", arguments: [id]) else {
-            throw StoreCorruption("chunk \(id) disappeared")
+        let chunkRow = try db.cachedStatement(sql: "SELECT rows, writeTimes, times, encoding FROM chunk WHERE id = ?")
+        let cursor = try Row.fetchCursor(chunkRow, arguments: [id])
+        guard let row = try cursor.next() else { throw StoreCorruption("chunk \(id) disappeared") }
+        let n: Int = row[0]
+        let encoding: Int = row[3]
+        guard ColumnCodec.readableChunkEncodings.contains(encoding) else {
+            throw StoreCorruption("chunk \(id) has encoding \(encoding); this Sensorium reads encodings \(ColumnCodec.readableChunkEncodings.lowerBound)–\(ColumnCodec.readableChunkEncodings.upperBound) (written by a newer version?)")
         }
-        let n: Int = row["rows"]
+        guard n > 0 else { throw StoreCorruption("chunk \(id) has \(n) rows") }
         let writeTimes = try blob(row, 1) { try ColumnCodec.decodeDoubles($0, count: n) }
         let times = try blob(row, 2) { try ColumnCodec.decodeDoubles($0, count: n) }
-        var stored: [String: Column] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT name, kind, present, data FROM chunkColumn WHERE chunk = ? ORDER BY ordinal",
-                                       arguments: [id])
+        let fields = sensor.info.columnFields
+        var columns = [Column?](repeating: nil, count: fields.count)
+        let columnRows = try db.cachedStatement(sql: "SELECT name, kind, present, data FROM chunkColumn WHERE chunk = ? ORDER BY ordinal")
+        let rows = try Row.fetchCursor(columnRows, arguments: [id])
         while let r = try rows.next() {
-            let name: String = r["name"]
-            guard let kind = ColumnKind(rawValue: r["kind"]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
-            let data = try blob(r, 3) { try ColumnCodec.decode($0, kind: kind, count: n) }
-            let present: [Bool]?
-            present = try r.withUnsafeData(atIndex: 2) { (p: Data?) -> [Bool]? in
-                guard let p else { return nil }
-                guard p.count == n else { throw StoreCorruption("chunk \(id) column \(name): presence mask of \(p.count) for \(n) rows") }
-                return p.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> [Bool] in
-                    let bytes = raw.bindMemory(to: UInt8.self)
-                    return [Bool](unsafeUninitializedCapacity: n) { buf, done in
-                        for k in 0..<n { buf[k] = bytes[k] != 0 }
-                        done = n
-                    }
+            let name: String = r[0]
+            guard let kind = ColumnKind(rawValue: r[1]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
+            do {
+                let data = try blob(r, 3) { try ColumnCodec.decode($0, kind: kind, count: n, times: times) }
+                let present = try r.withUnsafeData(atIndex: 2) { (p: Data?) -> [Bool]? in
+                    try p.map { try $0.withUnsafeBytes { try ColumnCodec.decodePresent($0, count: n, encoding: encoding) } }
                 }
+                if let i = fields.firstIndex(where: { $0.name == name }) { columns[i] = Column(name: name, data: data, present: present) }
+            } catch let e as StoreCorruption {
+                throw StoreCorruption("chunk \(id) column \(name): \(e.message)")
             }
-            stored[name] = Column(name: name, data: data, present: present)
         }
-        let columns = sensor.info.columnFields.map { f -> Column in
-            if let c = stored[f.name] { return c }
+        let all = zip(fields, columns).map { f, c -> Column in
+            if let c { return c }
             let missing = ColumnBuilder(name: f.name, kind: f.type.columnKind)
-            for _ in 0..<n { missing.appendMissing() }
+            missing.appendMissing(count: n)
             return missing.take()
         }
-        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns)
+        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: all)
     }
 
     private static func blob<T>(_ row: Row, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {

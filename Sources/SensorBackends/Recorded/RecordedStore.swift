@@ -41,6 +41,20 @@ public final class RecordedStore: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -16384")
         }
         pool = try DatabaseQueue(path: path, configuration: config)
+        let superseded = try pool.read { db in
+            try db.tableExists("grdb_migrations") ? try RecordedStore.migrator.hasBeenSuperseded(db) : false
+        }
+        if superseded {
+            try? pool.close()
+            throw StoreFormatError(path: path, "written by a newer Sensorium (its schema has migrations this version does not know); use that version or import the data again")
+        }
+        let format = try pool.read { db in
+            try db.tableExists("meta") ? try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'format'") : nil
+        }
+        if let format, format != "sensorium-recorded-store" {
+            try? pool.close()
+            throw StoreFormatError(path: path, "not a Sensorium recorded store (format '\(format)')")
+        }
         try RecordedStore.migrator.migrate(pool)
     }
 
@@ -108,6 +122,10 @@ public final class RecordedStore: Sendable {
             INSERT INTO meta(key, value) VALUES ('format', 'sensorium-recorded-store');
             """)
         }
+        // Chunk encoding 2 (ColumnCodec): tagged presence masks; older chunks keep 1.
+        m.registerMigration("v2") { db in
+            try db.execute(sql: "ALTER TABLE chunk ADD COLUMN encoding INTEGER NOT NULL DEFAULT 1")
+        }
         return m
     }
 
@@ -146,6 +164,17 @@ public final class RecordedStore: Sendable {
     }
 
     public func close() throws { try pool.close() }
+}
+
+/// A store this Sensorium cannot read (written by a newer version, or not a store at all).
+public struct StoreFormatError: Error, CustomStringConvertible {
+    public var path: String
+    public var message: String
+    init(path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+    public var description: String { "\(path): \(message)" }
 }
 
 /// A 64-bit FNV-1a digest of a sequence of strings (each followed by a separator byte):
@@ -411,18 +440,18 @@ public final class ImportSession {
         ColumnCodec.encodeDoubles(batch.writeTimes, into: &w1)
         ColumnCodec.encodeDoubles(batch.times, into: &w2)
         let insertChunk = try db.cachedStatement(sql: """
-            INSERT INTO chunk(stream, rows, minWrite, maxWrite, minTime, maxTime, writeTimes, times)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO chunk(stream, rows, minWrite, maxWrite, minTime, maxTime, writeTimes, times, encoding)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         try insertChunk.execute(arguments: [stream, n, minW, maxW, minT.isFinite ? minT : nil, maxT.isFinite ? maxT : nil,
-                                            Data(w1.bytes), Data(w2.bytes)])
+                                            Data(w1.bytes), Data(w2.bytes), ColumnCodec.chunkEncoding])
         let chunkID = db.lastInsertedRowID
         let insertColumn = try db.cachedStatement(sql: """
             INSERT INTO chunkColumn(chunk, ordinal, name, kind, present, data) VALUES (?, ?, ?, ?, ?, ?)
             """)
         for (i, c) in batch.columns.enumerated() {
             let present = ColumnCodec.encodePresent(c.present).map { Data($0) }
-            let enc = Data(ColumnCodec.encode(c.data))
+            let enc = Data(ColumnCodec.encode(c.data, times: batch.times))
             try insertColumn.execute(arguments: [chunkID, i, c.name, kindName(c.data), present, enc])
         }
         try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import SensorKitModel
 #if canImport(Glibc)
 import Glibc
@@ -231,8 +232,91 @@ public enum StoreBenchmark {
         return stats.rowsStored
     }
 
+    /// Decodes every chunk of the store (all columns); returns the rows decoded.
+    static func decodeEverything(_ store: RecordedStore) throws -> Int {
+        try store.pool.read { db in
+            var rows = 0
+            let chunks = try Row.fetchAll(db, sql: "SELECT chunk.id, stream.sensor FROM chunk JOIN stream ON stream.id = chunk.stream ORDER BY chunk.id")
+            for c in chunks {
+                guard let sensor = Sensor(rawValue: c[1]) else { continue }
+                rows += try RecordedSource.decodeChunk(db, id: c[0], sensor: sensor).count
+            }
+            return rows
+        }
+    }
+
+    /// Bytes of the store's tables without SQLite's free pages.
+    static func usedBytes(_ store: RecordedStore) throws -> Int {
+        try store.pool.read { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return (pages - free) * size
+        }
+    }
+
+    /// The native path: a simulated participant-week of phone and watch accelerometer exported
+    /// (`sensorium export`), imported (`import --format native`), imported again, its size,
+    /// and every chunk decoded.
+    static func runNative(days: Int, start: Double, dir: URL, output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        let participant = ParticipantDescription(id: "P1", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let end = start + Double(days) * 86_400
+        let study = NativeFormat.Study(start: start, end: end, participants: [.init(id: "P1", timeZone: "Europe/Paris")],
+                                       sensors: [.accelerometer])
+        let folder = dir.appendingPathComponent("native-\(days)d")
+        resetPeakResident()
+        var t = now()
+        let exported = try NativeFormat.export(study, source: sim, to: folder)
+        var s = secs(t)
+        let csvBytes = RecordedStore.bytes(under: folder.path)
+        output(String(format: "  native export, participant-week phone + watch accelerometer: %d rows (%.0f MB) in %.2f s = %.2f M rows/s (target ≥ 5: %.2fx); peak memory %.0f MB",
+                      exported.rows, Double(csvBytes) / 1e6, s, Double(exported.rows) / s / 1e6, Double(exported.rows) / s / 5e6,
+                      Double(peakResidentBytes()) / 1e6))
+        let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
+        let store = try RecordedStore(path: path)
+        var firstRate = 0.0
+        for pass in ["import", "re-import"] {
+            resetPeakResident()
+            t = now()
+            let cpu0 = processCPUSeconds()
+            let stats = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
+            s = secs(t)
+            let cpu = processCPUSeconds() - cpu0
+            let rate = Double(stats.rowsRead) / s
+            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
+                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
+            if pass == "import" { firstRate = rate }
+            output(String(format: "  native %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of CSV; %.2f CPU-s; %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          pass, s, rate / 1e6, target, Double(csvBytes) / 1e6 / s, cpu, stats.rowsStored, stats.duplicatesDropped,
+                          Double(peakResidentBytes()) / 1e6))
+        }
+        try FileManager.default.removeItem(at: folder)
+        try store.checkpoint()
+        let used = try usedBytes(store)
+        let bytesPerSample = Double(used) / Double(max(exported.rows, 1))
+        output(String(format: "  native store: %.0f MB for %d samples = %.2f B/sample (target ≤ 16: %.2fx)",
+                      Double(used) / 1e6, exported.rows, bytesPerSample, 16 / bytesPerSample))
+        // Twice: the first pass may read pages from disk, the second from the page cache.
+        var decoded = 0
+        s = .infinity
+        for _ in 0..<2 {
+            t = now()
+            decoded = try decodeEverything(store)
+            s = min(s, secs(t))
+        }
+        output(String(format: "  native store decoded (every chunk, every column; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx)",
+                      decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6))
+        try store.close()
+    }
+
     /// The whole benchmark; prints through `output`. `keep`: leave the temporary folder.
-    public static func run(weekDays: Int = 7, directory: URL? = nil, output: (String) -> Void) throws {
+    /// `parts`: "native" (export, native import, size, decode), "mhc" (MyHeartCounts CSV
+    /// import and the summaries); both when empty.
+    public static func run(weekDays: Int = 7, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
         let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
@@ -241,8 +325,12 @@ public enum StoreBenchmark {
         let zone = TimeZone(identifier: "UTC")!
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
-        output("sensorium bench store: 50 Hz accelerometer, MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
+        output("sensorium bench store: 50 Hz accelerometer, native and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
         output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
+        if parts.isEmpty || parts.contains("native") {
+            try runNative(days: weekDays, start: start, dir: dir, output: output)
+        }
+        guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
         for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
             let csv = dir.appendingPathComponent("accelerometer-\(days)d.csv").path
@@ -262,9 +350,10 @@ public enum StoreBenchmark {
                 let s = secs(t)
                 let cpu = processCPUSeconds() - cpu0
                 let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
-                output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 5), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB; peak memory %.0f MB (%.0f MB before)",
-                              label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(size) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6,
-                              stats.rowsStored, stats.duplicatesDropped, Double(dbSize) / 1e6, Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
+                output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 7: %.2fx), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB = %.1f B/row; peak memory %.0f MB (%.0f MB before)",
+                              label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(stats.rowsRead) / s / 7e6, Double(size) / 1e6 / s, cpu,
+                              Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped, Double(dbSize) / 1e6,
+                              Double(dbSize) / Double(max(rows, 1)), Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
             }
             try FileManager.default.removeItem(atPath: csv)
             if days == weekDays { weekStore = store } else { try store.close() }

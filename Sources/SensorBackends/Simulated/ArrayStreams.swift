@@ -127,6 +127,12 @@ func motionBatch(_ p: Participant, kind: DeviceKind, sensor: Sensor, ctx: WriteC
                                    x: xb.baseAddress! + piece.offset, y: yb.baseAddress! + piece.offset,
                                    z: zb.baseAddress! + piece.offset)
                     }
+                    // CoreMotion records motion samples as 32-bit floats: values are Float32s widened.
+                    for i in 0..<total {
+                        xb[i] = Double(Float(xb[i]))
+                        yb[i] = Double(Float(yb[i]))
+                        zb[i] = Double(Float(zb[i]))
+                    }
                     zn = total
                 }
                 yn = total
