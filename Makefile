@@ -4,7 +4,7 @@
 # print the exact command to run), then build with SwiftPM.
 
 SWIFT        ?= swift
-APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
+APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev lua5.4
 DEMO         ?= protocols/sleep_light
 BIN_RELEASE  := .build/release/sensorium
 
@@ -12,7 +12,8 @@ BIN_RELEASE  := .build/release/sensorium
 
 all: build
 
-## deps: install the system libraries the package links (Lua 5.4, libedit) and pkg-config
+## deps: install the system libraries the package links (Lua 5.4, libedit) and pkg-config,
+## and stock `lua5.4` (compared against by `sensorium bench lua` and the Lua tests)
 deps:
 	@missing=""; \
 	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
