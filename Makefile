@@ -4,7 +4,7 @@
 # print the exact command to run), then build with SwiftPM.
 
 SWIFT        ?= swift
-APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
+APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev lua5.4
 SLURM_PACKAGES := slurm-wlm munge
 DEMO         ?= protocols/sleep_light
 BIN_RELEASE  := .build/release/sensorium
@@ -13,7 +13,8 @@ BIN_RELEASE  := .build/release/sensorium
 
 all: build
 
-## deps: install the system libraries the package links (Lua 5.4, libedit) and pkg-config
+## deps: install the system libraries the package links (Lua 5.4, libedit) and pkg-config,
+## and stock `lua5.4` (compared against by `sensorium bench lua` and the Lua tests)
 deps:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)"
 

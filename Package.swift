@@ -23,7 +23,8 @@ let package = Package(
         // zlib (Debian's zlib1g-dev): reading gzip-compressed exports.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
-        .target(name: "CLuaShim", dependencies: ["CLua"]),
+        // Its Lua (lua/*.lua) is embedded at build time with #embed.
+        .target(name: "CLuaShim", dependencies: ["CLua"], exclude: ["lua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim"]),
         .target(name: "SensorKitModel"),
         // JSON string literals for every writer; a leaf (no dependencies).

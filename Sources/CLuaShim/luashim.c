@@ -7,6 +7,8 @@
  */
 #define _GNU_SOURCE
 #include "luashim.h"
+#include "dheap.h"
+#include "dseed.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -46,6 +48,7 @@ typedef struct luashim_host {
     luashim_Release release;
     luashim_UserdataRelease udrelease;
     int overshoot_msg_ref;
+    dheap heap;                  /* the state's deterministic heap */
 } luashim_host;
 
 static luashim_host *gethost(lua_State *L) { return *(luashim_host **)lua_getextraspace(L); }
@@ -148,7 +151,7 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     luashim_host *h = (luashim_host *)ud;
     if (ptr == NULL) osize = 0;
     if (nsize == 0) {
-        free(ptr);
+        dheap_realloc(&h->heap, ptr, osize, 0);
         h->used -= osize;
         return NULL;
     }
@@ -173,7 +176,7 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
             h->collecting = 0;
         }
     }
-    void *p = realloc(ptr, nsize);
+    void *p = dheap_realloc(&h->heap, ptr, osize, nsize);
     if (p == NULL) return NULL;
     h->used = h->used - osize + nsize;
     if (h->used > h->peak) h->peak = h->used;
@@ -284,6 +287,17 @@ void luashim_stop_for_memory(lua_State *L, size_t requested) {
     trigger_stop(h, LUASHIM_STOP_MEMORY);
 }
 
+int luashim_raise_stop(lua_State *L) {
+    raise_stop(L, 1);
+    return 0;
+}
+
+size_t luashim_memory_available(lua_State *L) {
+    luashim_host *h = gethost(L);
+    if (h->limit == 0) return (size_t)-1;
+    return h->used < h->limit ? h->limit - h->used : 0;
+}
+
 void luashim_set_instruction_budget(lua_State *L, long long budget, int step) {
     luashim_host *h = gethost(L);
     h->budget = budget > 0 ? budget : 0;
@@ -298,9 +312,30 @@ long long luashim_instructions_used(lua_State *L) { return gethost(L)->instr_use
 /* State lifecycle                                                        */
 /* ===================================================================== */
 
+/* The fixed string-hash seed every state gets (see dseed.c). */
+#define LUASHIM_STRING_SEED 0x5e4503u
+/* Address space each state's heap reserves (committed only as used). */
+#define LUASHIM_HEAP_RESERVE ((size_t)32 << 30)
+
+static const char *newstate_error = NULL;
+
+const char *luashim_newstate_error(void) { return newstate_error; }
+
+static void destroy_host(luashim_host *h) {
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->cond);
+    dheap_destroy(&h->heap);
+    free(h);
+}
+
 lua_State *luashim_newstate(size_t memory_limit) {
     luashim_host *h = (luashim_host *)calloc(1, sizeof *h);
     if (!h) return NULL;
+    if (dheap_init(&h->heap, LUASHIM_HEAP_RESERVE) != 0) {
+        free(h);
+        newstate_error = "cannot reserve address space for the Lua heap";
+        return NULL;
+    }
     h->limit = memory_limit;
     h->in_host = 1; /* Swift owns the thread until a protected call enters Lua */
     h->step = 1000;
@@ -309,9 +344,15 @@ lua_State *luashim_newstate(size_t memory_limit) {
     pthread_cond_init(&h->cond, NULL);
     lua_State *L = lua_newstate(capped_alloc, h);
     if (!L) {
-        pthread_mutex_destroy(&h->lock);
-        pthread_cond_destroy(&h->cond);
-        free(h);
+        destroy_host(h);
+        newstate_error = "cannot create a Lua state: out of memory";
+        return NULL;
+    }
+    if (dseed_fix(L, LUASHIM_STRING_SEED) != 0) {
+        lua_close(L);
+        destroy_host(h);
+        newstate_error = "the Lua library's internal layout is not Lua 5.4's as Sensorium expects "
+                         "(string-hash seed check failed); Sensorium needs Debian's liblua5.4 (5.4.4)";
         return NULL;
     }
     *(luashim_host **)lua_getextraspace(L) = h;
@@ -329,10 +370,10 @@ void luashim_close(lua_State *L) {
     if (h->watchdog_started) pthread_join(h->watchdog, NULL);
     h->in_host = 1;
     lua_close(L);
-    pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->cond);
-    free(h);
+    destroy_host(h);
 }
+
+size_t luashim_heap_offset(lua_State *L, const void *p) { return dheap_offset(&gethost(L)->heap, p); }
 
 void luashim_set_context(lua_State *L, void *context) { gethost(L)->context = context; }
 void *luashim_get_context(lua_State *L) { return gethost(L)->context; }

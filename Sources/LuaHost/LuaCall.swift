@@ -91,6 +91,16 @@ public struct LuaCall {
     public func push(_ i: Int64) { lua_pushinteger(L, lua_Integer(i)) }
     public func push(_ i: Int) { lua_pushinteger(L, lua_Integer(i)) }
     public func push(_ s: String) { LuaState.pushString(L, s) }
+    /// Pushes bytes as a Lua string, unchanged (no UTF-8 check). [-0, +1]
+    public func push(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            if let base = raw.baseAddress {
+                _ = lua_pushlstring(L, base.assumingMemoryBound(to: CChar.self), raw.count)
+            } else {
+                _ = lua_pushstring(L, "")
+            }
+        }
+    }
     public func push(_ b: Bool) { lua_pushboolean(L, b ? 1 : 0) }
     public func pushNil() { lua_pushnil(L) }
     public func push<T: AnyObject>(_ object: T, as type: LuaClass<T>) { type.push(object, in: L) }

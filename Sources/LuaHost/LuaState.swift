@@ -53,7 +53,8 @@ public final class LuaState {
     /// unless `sandbox` is nil. Throws when the state cannot be created.
     public init(limits: LuaLimits = LuaLimits(), sandbox: SandboxOptions? = SandboxOptions()) throws {
         guard let L = luashim_newstate(0) else {
-            throw LuaError(kind: .memory, message: "cannot create a Lua state: out of memory")
+            let why = luashim_newstate_error().map { String(cString: $0) } ?? "cannot create a Lua state: out of memory"
+            throw LuaError(kind: .memory, message: why)
         }
         self.L = L
         self.limits = limits
@@ -67,6 +68,12 @@ public final class LuaState {
             throw error
         }
         luashim_install_coroutine_guards(L)
+        let closed = luashim_close_light_functions(L)
+        if closed != LUA_OK {
+            let error = takeError(status: closed)
+            luashim_close(L)
+            throw error
+        }
         if let sandbox {
             self.sandbox = sandbox
             inspector = try Sandbox.install(in: self, options: sandbox)

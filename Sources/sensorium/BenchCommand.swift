@@ -24,8 +24,11 @@ private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
 struct BenchLua: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lua",
-        abstract: "Calls per second from a Lua loop: Lua function, C function, Swift function, Swift closure."
+        abstract: "Calls per second from a Lua loop (Lua, C, Swift function, Swift closure), and the sandbox against stock lua5.4."
     )
+
+    @Option(help: "Stock Lua interpreter to compare with (the Makefile installs Debian's lua5.4).")
+    var stockLua: String = "/usr/bin/lua5.4"
 
     @Option(help: "Calls per measurement.")
     var calls: Int = 10_000_000
@@ -82,6 +85,59 @@ struct BenchLua: ParsableCommand {
         print(String(format: "  ratio c/a (Swift closure vs Lua function):      %.2f", c / a))
         print(String(format: "  ratio b/C (Swift trampoline vs plain C call):   %.2f  (target <= 1.5)", b / cfn))
         if counter != calls * max(repeats, 1) { print("  warning: closure ran \(counter) times") }
+        try compareWithStock()
+    }
+
+    /// Runs lua/bench.lua (embedded in CLuaShim) in a sandboxed state and in stock Lua,
+    /// and prints CPU seconds and the ratio Sensorium / stock of each case.
+    func compareWithStock() throws {
+        var size = 0
+        let source = String(decoding: UnsafeRawBufferPointer(start: luashim_bench_source(&size), count: size), as: UTF8.self)
+        print("sensorium vs stock Lua 5.4 (\(stockLua)), CPU seconds, median of \(repeats) runs, same run:")
+        guard FileManager.default.isExecutableFile(atPath: stockLua) else {
+            print("  stock Lua not found at \(stockLua): install Debian's lua5.4 (make deps)")
+            return
+        }
+        let state = try LuaState(limits: .unlimited, sandbox: SandboxOptions())
+        var sandboxText = ""
+        state.output = { sandboxText += $0 }
+        state.register("bench_clock") { call in
+            var ts = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+            call.push(Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+            return 1
+        }
+        try state.execute(source, chunkName: "=bench.lua", arguments: [.integer(Int64(max(repeats, 1)))])
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-\(getpid()).lua")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: stockLua)
+        process.arguments = [file.path, String(max(repeats, 1))]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let stockText = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        func parse(_ text: String) -> [(String, Double)] {
+            text.split(separator: "\n").compactMap { line in
+                let parts = line.split(separator: "\t")
+                guard parts.count == 2, let v = Double(parts[1]) else { return nil }
+                return (String(parts[0]), v)
+            }
+        }
+        let stock = Dictionary(parse(stockText), uniquingKeysWith: { a, _ in a })
+        var worst = 0.0
+        for (name, mine) in parse(sandboxText) {
+            guard let theirs = stock[name], theirs > 0 else { continue }
+            let ratio = mine / theirs
+            worst = max(worst, ratio)
+            print("  " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                  + String(format: " sensorium %7.3f s  stock %7.3f s  ratio %5.2f", mine, theirs, ratio))
+        }
+        print(String(format: "  worst ratio: %.2f (target <= 1.5)", worst))
     }
 }
 

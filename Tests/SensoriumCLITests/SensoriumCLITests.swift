@@ -146,9 +146,8 @@ final class SensoriumCLITests: XCTestCase {
         XCTAssertEqual(lines[0], "304")
         let keys = lines[1].split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(keys.count, 304)
-        XCTAssertEqual(keys, keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) },
-                       "pairs() visits string keys in sorted (bytewise) order")
-        XCTAssertEqual(Array(keys.prefix(4)), ["", "Zulu", "alpha", "key1"])
+        // pairs() is Lua's own: hash order, the same in every process (compared above).
+        XCTAssertEqual(Set(keys).count, 304)
         XCTAssertEqual(lines[2].split(separator: " ").count, 10)
         XCTAssertEqual(lines[4], "table: 1\ttable: 2\tfunction: 1\ttable: 3")
         XCTAssertFalse(first.stdout.contains("0x"), "an address leaked into the output")
@@ -174,7 +173,7 @@ final class SensoriumCLITests: XCTestCase {
             """)
         let result = try sensorium(["run", "args.lua", "first", "second arg"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(result.stdout, "2\tfirst\tsecond arg\nnil\tnil\tnil\tlocked\tnil\n")
+        XCTAssertEqual(result.stdout, "2\tfirst\tsecond arg\nnil\tnil\tnil\ttable: 1\tnil\n")
         XCTAssertEqual(result.stderr, "")
     }
 

@@ -48,6 +48,12 @@ typedef void (*luashim_UserdataRelease)(void *object, void *releaser);
 /* Creates a state with the capped allocator (memory_limit bytes; 0 = none) and
  * a host record in its extra space. Returns NULL if even that fails. */
 lua_State *luashim_newstate(size_t memory_limit);
+/* Why the last luashim_newstate returned NULL (a static string), or NULL. */
+const char *luashim_newstate_error(void);
+/* Offset of a heap object (table, function, userdata, thread) in the state's
+ * deterministic heap: the same in every run of the same program. (size_t)-1 if
+ * the object is not in the heap. */
+size_t luashim_heap_offset(lua_State *L, const void *p);
 /* Closes the state and frees the host record. */
 void luashim_close(lua_State *L);
 /* Opens the standard libraries inside a protected call; returns a Lua status. */
@@ -104,6 +110,10 @@ void luashim_clear_stop(lua_State *L);
 /* Stops the running script for memory, as if `requested` bytes had been refused
  * (the sandbox's string.rep check). The stop is raised at the next instruction. */
 void luashim_stop_for_memory(lua_State *L, size_t requested);
+/* Raises the stop in force at the caller's position (never returns). */
+int luashim_raise_stop(lua_State *L);
+/* Bytes the script may still allocate under the memory limit ((size_t)-1: no limit). */
+size_t luashim_memory_available(lua_State *L);
 /* Size of an allocation refused outright because it alone broke the limit (0 if none). */
 size_t luashim_refused_allocation(lua_State *L);
 /* Installs a SIGINT handler that interrupts the given state; pass NULL to restore. */
@@ -116,8 +126,21 @@ int luashim_take_sigint(void);
  * every running coroutine. Call after openlibs. [-0, +0] */
 void luashim_install_coroutine_guards(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
- * strings bytewise, then booleans, then other keys) and a matching `next`. [-0, +2] */
+ * strings bytewise, then booleans, then other keys) and a matching `next`;
+ * the sandbox's pretty-printer uses them. [-0, +2] */
 void luashim_push_sorted_iterators(lua_State *L);
+/* Replaces every light C function in _G and in the tables _G holds by a C
+ * closure of the same function (an object in the deterministic heap, so
+ * tables keyed by library functions iterate in the same order in every run).
+ * Protected; returns a Lua status (an error message pushed on failure). */
+int luashim_close_light_functions(lua_State *L);
+/* Sets the sandbox's C primitives as fields of the table on top: pairs,
+ * ipairs, wrap_format(original, tostring), wrap_rep(original). [-0, +0] */
+void luashim_push_sandbox_primitives(lua_State *L);
+/* The sandbox bootstrap (lua/sandbox.lua, embedded at build time). */
+const char *luashim_sandbox_source(size_t *size);
+/* The cases `sensorium bench lua` compares with stock lua5.4 (lua/bench.lua). */
+const char *luashim_bench_source(size_t *size);
 /* Loads a text chunk (bytecode refused) with the given chunk name. Returns a
  * Lua status; pushes the function or an error message. [-0, +1] */
 int luashim_load_text(lua_State *L, const char *buffer, size_t size, const char *chunkname);
