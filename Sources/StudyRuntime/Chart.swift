@@ -6,8 +6,8 @@ import Foundation
 /// bar and scatter charts gain one series per call (labelled with the participant by
 /// default); heatmaps and actograms, one panel per participant, are kept as separate
 /// charts whose name ends in `_<participant>` (the binding names them).
-public struct Chart: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
+public struct Chart: Sendable, Equatable, Codable {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
         /// Values over time (x: seconds since 1970), joined by straight segments.
         case line
         /// Values over time held until the next value (a staircase).
@@ -23,7 +23,7 @@ public struct Chart: Sendable, Equatable {
     }
 
     /// One labelled set of values. `x` is empty for bars (values follow `categories`).
-    public struct Series: Sendable, Equatable {
+    public struct Series: Sendable, Equatable, Codable {
         public var label: String
         public var x: [Double]
         public var y: [Double?]

@@ -46,8 +46,8 @@ extension ReportBook {
 /// Who took part in a run and which hours hold data the protocol received, per
 /// participant and sensor (by the samples' own time, as fetched). The HTML run
 /// report draws it as the data-completeness grid.
-public struct DataCoverage: Sendable {
-    public struct Participant: Sendable {
+public struct DataCoverage: Sendable, Codable {
+    public struct Participant: Sendable, Codable {
         public var id: String
         public var timeZone: TimeZone
         public var watch: Bool
@@ -60,6 +60,34 @@ public struct DataCoverage: Sendable {
     public var days: Int = 0
 
     public init() {}
+
+    enum CodingKeys: String, CodingKey { case participants, hours, start, days }
+
+    /// Hours are written as sorted lists per participant and sensor name (same bytes every run).
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(participants, forKey: .participants)
+        try c.encode(start, forKey: .start)
+        try c.encode(days, forKey: .days)
+        try c.encode(hours.mapValues { sensors in
+            Dictionary(uniqueKeysWithValues: sensors.map { ($0.key.rawValue, $0.value.sorted()) })
+        }, forKey: .hours)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        participants = try c.decode([Participant].self, forKey: .participants)
+        start = try c.decode(Double.self, forKey: .start)
+        days = try c.decode(Int.self, forKey: .days)
+        for (id, sensors) in try c.decode([String: [String: [Int64]]].self, forKey: .hours) {
+            for (name, list) in sensors {
+                guard let sensor = Sensor(rawValue: name) else {
+                    throw DecodingError.dataCorruptedError(forKey: .hours, in: c, debugDescription: "unknown sensor '\(name)'")
+                }
+                hours[id, default: [:]][sensor] = Set(list)
+            }
+        }
+    }
 
     mutating func addParticipant(_ id: String, timeZone: TimeZone, watch: Bool) {
         guard !participants.contains(where: { $0.id == id }) else { return }

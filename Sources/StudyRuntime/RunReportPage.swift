@@ -9,17 +9,51 @@ import SensorKitModel
 /// The page holds nothing that changes between runs of the same protocol, scenario and
 /// seed (no clock time, no paths outside the run), so goldens can hold it.
 public struct RunReportPage {
-    public var book: ReportBook
-    public var study: ResolvedStudy?
-    /// One line per run setting ("Simulated world, seed 1", "Start 2026-03-02", …).
-    public var settings: [String]
-    public var warnings: [String]
+    /// What the page says about the study and the run besides the report book (kept in
+    /// shard files, so that `sensorium merge` writes the page one process would have).
+    public struct Facts: Sendable, Codable, Equatable {
+        public var study: StudySummary?
+        /// One line per run setting ("Source: simulated world", "Seed: 1", …).
+        public var settings: [String]
+        public var warnings: [String]
+        public init(study: StudySummary?, settings: [String], warnings: [String]) {
+            self.study = study
+            self.settings = settings
+            self.warnings = warnings
+        }
+    }
 
-    public init(book: ReportBook, study: ResolvedStudy?, settings: [String], warnings: [String] = []) {
+    /// The study's manifest as the page shows it.
+    public struct StudySummary: Sendable, Codable, Equatable {
+        public struct SensorLine: Sendable, Codable, Equatable {
+            public var sensor: String
+            public var entitled: Bool
+            public var required: Bool
+            public var detail: String
+        }
+        public var id, title, purpose, privacyPolicy: String?
+        public var sensors: [SensorLine]
+
+        public init(_ r: ResolvedStudy) {
+            id = r.id
+            title = r.title
+            purpose = r.usageDescription
+            privacyPolicy = r.privacyPolicyURL
+            sensors = r.usageDetails.keys.sorted { $0.rawValue < $1.rawValue }.map {
+                SensorLine(sensor: $0.rawValue, entitled: r.isEntitled($0), required: r.usageDetails[$0]!.required, detail: r.usageDetails[$0]!.detail)
+            }
+        }
+    }
+
+    public var book: ReportBook
+    public var facts: Facts
+    var study: StudySummary? { facts.study }
+    var settings: [String] { facts.settings }
+    var warnings: [String] { facts.warnings }
+
+    public init(book: ReportBook, facts: Facts) {
         self.book = book
-        self.study = study
-        self.settings = settings
-        self.warnings = warnings
+        self.facts = facts
     }
 
     static func h(_ s: String) -> String { ChartSVG.escape(s) }
@@ -52,15 +86,14 @@ public struct RunReportPage {
         var html = "<h2 id=\"study\">Study</h2>\n<dl>\n"
         func item(_ k: String, _ v: String?) { if let v { html += "<dt>\(Self.h(k))</dt><dd>\(Self.h(v))</dd>\n" } }
         item("Identifier", study?.id)
-        item("Purpose", study?.usageDescription)
-        item("Privacy policy", study?.privacyPolicyURL)
+        item("Purpose", study?.purpose)
+        item("Privacy policy", study?.privacyPolicy)
         for s in settings { if let i = s.firstIndex(of: ":") { item(String(s[..<i]), String(s[s.index(after: i)...]).trimmingCharacters(in: .whitespaces)) } }
         html += "</dl>\n"
-        guard let study, !study.usageDetails.isEmpty else { return html }
+        guard let study, !study.sensors.isEmpty else { return html }
         html += "<h3>Sensors</h3>\n<table>\n<tr><th>sensor</th><th>entitled</th><th>required</th><th>why the study reads it</th></tr>\n"
-        for sensor in study.usageDetails.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            let d = study.usageDetails[sensor]!
-            html += "<tr><td>\(sensor.rawValue)</td><td>\(study.isEntitled(sensor) ? "yes" : "no")</td><td>\(d.required ? "yes" : "no")</td><td>\(Self.h(d.detail))</td></tr>\n"
+        for line in study.sensors {
+            html += "<tr><td>\(Self.h(line.sensor))</td><td>\(line.entitled ? "yes" : "no")</td><td>\(line.required ? "yes" : "no")</td><td>\(Self.h(line.detail))</td></tr>\n"
         }
         return html + "</table>\n"
     }

@@ -61,8 +61,11 @@ public final class StudyRunner {
     public init(options: StudyOptions) { self.options = options }
 
     /// The HTML run report of the finished run (see `RunReportPage`).
-    public func htmlReport() -> String {
-        RunReportPage(book: report, study: manifest?.resolved(), settings: runFacts, warnings: warnings).render()
+    public func htmlReport() -> String { RunReportPage(book: report, facts: pageFacts).render() }
+
+    /// What the run report says besides the report book.
+    public var pageFacts: RunReportPage.Facts {
+        RunReportPage.Facts(study: manifest.map { RunReportPage.StudySummary($0.resolved()) }, settings: runFacts, warnings: warnings)
     }
 
     /// The report page's lines about the run's settings.

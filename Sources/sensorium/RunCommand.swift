@@ -119,7 +119,7 @@ struct RunCommand: ParsableCommand {
             if let shard = options.shard {
                 try ShardFile(fingerprint: Fingerprint(options: options, shardCount: shard.count), shard: shard,
                               participants: runner.participantIDs, output: printed, report: runner.report,
-                              findings: runner.findings).write(to: URL(fileURLWithPath: out))
+                              findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
             }
         }
         try reportFindings(runner.findings)
