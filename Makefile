@@ -5,8 +5,11 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev lua5.4
+# Headless Chromium and a font: the browser test renders the HTML run report to PNG.
+APT_PACKAGES += chromium fonts-dejavu-core
 SLURM_PACKAGES := slurm-wlm munge
 DEMO         ?= protocols/sleep_light
+DEMO_OUT     ?= demo-report
 BIN_RELEASE  := .build/release/sensorium
 
 .PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench bench-peers clean
@@ -42,9 +45,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product sensorium
 
-## demo: build and run the flagship protocol on the simulator
+## demo: build and run the flagship protocol on the simulator; ends with the HTML report's path
 demo: release
-	$(BIN_RELEASE) run $(DEMO)
+	$(BIN_RELEASE) run $(DEMO) --out $(DEMO_OUT)
+	@echo "report: $(abspath $(DEMO_OUT))/index.html"
+
 
 ## test: the import rule (docs/architecture.md), every unit test, the golden protocols, then a cohort on a one-node Slurm cluster
 test: deps
@@ -75,4 +80,4 @@ bench-peers: release
 	$(PEERS_VENV)/bin/python bench/peers/run.py --sensorium $(BIN_RELEASE)
 
 clean:
-	rm -rf .build
+	rm -rf .build $(DEMO_OUT)

@@ -41,7 +41,8 @@ let package = Package(
         .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).
-        .testTarget(name: "SensoriumCLITests", dependencies: []),
+        // CZlib: the browser test decodes Chromium's PNG screenshots.
+        .testTarget(name: "SensoriumCLITests", dependencies: ["CZlib"]),
     ],
     swiftLanguageModes: [.v6]
 )

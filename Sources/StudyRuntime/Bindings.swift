@@ -43,7 +43,7 @@ final class Bindings {
         state.register("study") { call in try b.study(call) }
         state.registerModule("sensorkit", b.sensorkitFunctions() + b.catalogueFunctions())
         state.registerModule("schedule", b.scheduleFunctions())
-        state.registerModule("report", b.reportFunctions() + [b.findingFunction()])
+        state.registerModule("report", b.reportFunctions() + [b.findingFunction()] + b.chartFunctions())
         b.installTestBuiltins()
         state.registerModule("__runtime", b.runtimeFunctions())
         let prelude = try state.execute(Bindings.prelude, chunkName: "=runtime")

@@ -137,6 +137,9 @@ public final class ParticipantRun {
         self.settings = settings
         self.source = source
         self.report = report
+        report.coverage.start = settings.start
+        report.coverage.days = settings.days
+        report.coverage.addParticipant(setup.id, timeZone: setup.timeZone, watch: source.devices(participant: setup.id).count > 1)
         self.output = output
         self.clock = VirtualClock(start: settings.start, timeZone: setup.timeZone)
         self.wallClock = DeviceWallClock(clock)

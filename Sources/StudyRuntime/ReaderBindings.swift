@@ -59,9 +59,15 @@ extension Bindings {
                 call.push(SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone, batches: []),
                           as: self.sampleSetClass)
             case .delivering(let plan):
-                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
+                let stream = r.stream
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) { [weak run = self.run] in
                     var it = plan.makeIterator()
-                    return AnyIterator { it.next()?.batch }
+                    return AnyIterator {
+                        guard let batch = it.next()?.batch else { return nil }
+                        // What the protocol received, for the run report's completeness grid.
+                        if stream == .samples { run?.report.coverage.note(batch, participant: run?.setup.id ?? "") }
+                        return batch
+                    }
                 }
                 call.push(set, as: self.sampleSetClass)
             }
@@ -137,6 +143,7 @@ extension Bindings {
             }
             var stop = false
             for chunk in plan where !stop {
+                if r.stream == .samples { run.report.coverage.note(chunk.batch, participant: run.setup.id) }
                 for i in 0..<chunk.resultCount where !stop {
                     let result = try resultValue(chunk, i, sensor: r.sensor, stream: r.stream)
                     let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])

@@ -44,6 +44,10 @@ public final class ReportBook {
 
     public private(set) var tables: [Table] = []
     private var index: [String: Int] = [:]
+    /// Charts drawn with the stdlib `plot` module (see `ReportBook.addChart`), in order of first use.
+    public internal(set) var charts: [Chart] = []
+    /// Who took part and what data the protocol received (for the HTML run report).
+    public internal(set) var coverage = DataCoverage()
 
     public init() {}
 
@@ -64,7 +68,7 @@ public final class ReportBook {
 
     public func table(_ name: String) -> Table? { index[name].map { tables[$0] } }
 
-    /// Adds `other`'s tables (declarations, then rows) after this book's, as if the code that
+    /// Adds `other`'s tables (declarations, then rows), charts and data coverage after this book's, as if the code that
     /// filled `other` had reported into this book: tables new to this book come last in
     /// `other`'s order, a declaration in `other` wins, rows are appended. Appending the
     /// participants' books in participant order gives what one shared book would hold.
@@ -80,6 +84,12 @@ public final class ReportBook {
             tables[i].rows += table.rows
             tables[i].seenColumns.formUnion(table.seenColumns)
         }
+        for chart in other.charts {
+            do { try addChart(chart) } catch let e as ReportError {
+                throw ReportError(message: "participant \(participant): plot: \(e.message)")
+            }
+        }
+        coverage.merge(other.coverage)
     }
 
     /// The name of the table that lists failed `expect` checks.
@@ -266,13 +276,16 @@ public final class ReportBook {
         JSONText.string(s)
     }
 
-    /// Writes `NAME.csv` and `NAME.json` for every table into `directory`, atomically per file.
+    /// Writes `NAME.csv` and `NAME.json` for every table and `NAME.svg` for every chart into `directory`, atomically per file.
     public func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for table in tables {
             let safe = ReportBook.fileName(table.name)
             try Data(renderCSV(table).utf8).write(to: directory.appendingPathComponent(safe + ".csv"), options: .atomic)
             try Data(renderJSON(table).utf8).write(to: directory.appendingPathComponent(safe + ".json"), options: .atomic)
+        }
+        for chart in charts {
+            try Data(ChartSVG.render(chart).utf8).write(to: directory.appendingPathComponent(ReportBook.fileName(chart.name) + ".svg"), options: .atomic)
         }
     }
 }

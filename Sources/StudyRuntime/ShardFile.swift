@@ -23,6 +23,10 @@ public struct ShardFile: Codable, Sendable {
     public var output: String
     public var tables: [TableRecord]
     public var findings: [Finding]
+    /// The shard's charts, data coverage and run-report facts (for the merged index.html).
+    public var charts: [Chart]?
+    public var coverage: DataCoverage?
+    public var page: RunReportPage.Facts?
 
     /// One report table as recorded in a shard file.
     public struct TableRecord: Codable, Sendable {
@@ -59,7 +63,8 @@ public struct ShardFile: Codable, Sendable {
         }
     }
 
-    public init(fingerprint: Fingerprint, shard: Shard, participants: [String], output: String, report: ReportBook, findings: [Finding]) {
+    public init(fingerprint: Fingerprint, shard: Shard, participants: [String], output: String, report: ReportBook, findings: [Finding],
+                page: RunReportPage.Facts? = nil) {
         self.fingerprint = fingerprint.digest
         fingerprintParts = fingerprint.parts
         self.shard = shard.index
@@ -72,6 +77,9 @@ public struct ShardFile: Codable, Sendable {
                         rows: t.rows.map { $0.mapValues(Cell.init) })
         }
         self.findings = findings
+        charts = report.charts
+        coverage = report.coverage
+        self.page = page
     }
 
     /// The shard's tables as a report book.
@@ -81,6 +89,8 @@ public struct ShardFile: Codable, Sendable {
             try book.declare(t.name, columns: t.declaredColumns, formats: t.formats)
             for row in t.rows { try book.add(t.name, row: row.mapValues(\.value)) }
         }
+        book.charts = charts ?? []
+        book.coverage = coverage ?? DataCoverage()
         return book
     }
 
@@ -88,6 +98,7 @@ public struct ShardFile: Codable, Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         try encoder.encode(self).write(to: directory.appendingPathComponent(ShardFile.fileName), options: .atomic)
     }
 
@@ -98,7 +109,9 @@ public struct ShardFile: Codable, Sendable {
             throw MergeError(message: "\(directory): no \(fileName) (not the --out folder of a finished `sensorium run --shard` run)")
         }
         let file: ShardFile
-        do { file = try JSONDecoder().decode(ShardFile.self, from: data) } catch {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        do { file = try decoder.decode(ShardFile.self, from: data) } catch {
             throw MergeError(message: "\(path): not a readable shard file (\(error))")
         }
         guard file.format == formatName else {
@@ -169,6 +182,8 @@ public struct ShardMerge {
     public private(set) var output = ""
     public private(set) var findings: [Finding] = []
     public private(set) var participants = 0
+    /// The run report's facts (the first shard's; every shard of a run has the same).
+    public private(set) var page: RunReportPage.Facts?
 
     /// Reads and checks the shard folders (one fingerprint, shards 1…n each exactly once),
     /// then joins them in shard order. Throws `MergeError` naming the offending folders.
@@ -201,6 +216,7 @@ public struct ShardMerge {
             }
             findings += f.findings
             participants += f.participants.count
+            if page == nil { page = f.page }
         }
         if !findings.isEmpty { try report.addFindings(findings) }
     }

@@ -55,7 +55,26 @@ public final class StudyRunner {
     /// Called on the calling thread after each participant's output is emitted: (done, total).
     public var progress: ((Int, Int) -> Void)?
 
+    /// What the run report says about the run ("Source: simulated world", "Seed: 1", …), set by `prepare`.
+    public private(set) var runFacts: [String] = []
+
     public init(options: StudyOptions) { self.options = options }
+
+    /// The HTML run report of the finished run (see `RunReportPage`).
+    public func htmlReport() -> String { RunReportPage(book: report, facts: pageFacts).render() }
+
+    /// What the run report says besides the report book.
+    public var pageFacts: RunReportPage.Facts {
+        RunReportPage.Facts(study: manifest.map { RunReportPage.StudySummary($0.resolved()) }, settings: runFacts, warnings: warnings)
+    }
+
+    /// The report page's lines about the run's settings.
+    static func facts(_ s: RunSettings, source: String, timeZone: TimeZone) -> [String] {
+        // Only the protocol's folder and file: the page must not depend on where the run was started.
+        let file = URL(fileURLWithPath: s.protocolPath)
+        return ["Protocol: \(file.deletingLastPathComponent().lastPathComponent)/\(file.lastPathComponent)", "Source: \(source)", "Seed: \(s.seed)",
+         "Study days: \(s.days) from \(LocalTime.minuteLabel(s.start, timeZone))"]
+    }
 
     /// Runs the study; writes script output through `output` in participant order.
     /// Throws the first participant's `RunError` (in participant order) after emitting the
@@ -151,6 +170,7 @@ public final class StudyRunner {
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches,
                                       failFast: options.failFast)
+        runFacts = StudyRunner.facts(runSettings, source: "simulated world", timeZone: zone)
         return CohortPlan(settings: runSettings, setups: setups, world: .simulated(source))
     }
 
@@ -189,6 +209,7 @@ public final class StudyRunner {
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches,
                                       failFast: options.failFast)
+        runFacts = StudyRunner.facts(runSettings, source: "recorded store \(URL(fileURLWithPath: path).lastPathComponent)", timeZone: first.timeZone)
         let setups = recorded.participants.map {
             ParticipantSetup(id: $0.id, timeZone: $0.timeZone, consent: recorded.consentPolicy(participant: $0.id, at: start))
         }

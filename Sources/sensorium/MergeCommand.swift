@@ -18,7 +18,7 @@ struct MergeCommand: ParsableCommand {
     @Argument(help: "The shards' --out folders (any order).")
     var shards: [String]
 
-    @Option(help: "Folder to write the merged tables into.")
+    @Option(help: "Folder to write the merged tables, charts and run report (index.html) into.")
     var into: String
 
     func run() throws {
@@ -33,6 +33,10 @@ struct MergeCommand: ParsableCommand {
         output.write(merge.stdout)
         output.flush()
         try merge.report.write(to: URL(fileURLWithPath: into))
+        if let page = merge.page {
+            try Data(RunReportPage(book: merge.report, facts: page).render().utf8)
+                .write(to: URL(fileURLWithPath: into).appendingPathComponent("index.html"), options: .atomic)
+        }
         try reportFindings(merge.findings)
     }
 }

@@ -34,7 +34,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Time zone of participants without one (IANA name, default UTC).")
     var timezone: String?
 
-    @Option(help: "Write every report table as CSV and JSON into this folder.")
+    @Option(help: "Write every report table as CSV and JSON, every chart as SVG, and the run report index.html into this folder.")
     var out: String?
 
     @Option(help: "Replay a recorded study store (made by `sensorium import`) instead of simulating.")
@@ -119,10 +119,11 @@ struct RunCommand: ParsableCommand {
         output.flush()
         if let out {
             try runner.report.write(to: URL(fileURLWithPath: out))
+            try Data(runner.htmlReport().utf8).write(to: URL(fileURLWithPath: out).appendingPathComponent("index.html"), options: .atomic)
             if let shard = options.shard {
                 try ShardFile(fingerprint: Fingerprint(options: options, shardCount: shard.count), shard: shard,
                               participants: runner.participantIDs, output: printed, report: runner.report,
-                              findings: runner.findings).write(to: URL(fileURLWithPath: out))
+                              findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
             }
         }
         try reportFindings(runner.findings)

@@ -71,7 +71,7 @@ struct TestCommand: ParsableCommand {
             print("FAIL \(folder): no expected output; review the output of `sensorium run \(folder)` and freeze it with `sensorium test \(folder) --update`")
             return false
         }
-        for name in first.files.keys.sorted() {
+        for name in reportOrder(Set(first.files.keys)) {
             let path = expected + "/" + name
             guard let want = FileManager.default.contents(atPath: path) else {
                 print("FAIL \(folder): \(name) is produced but not expected (run with --update to accept it)")
@@ -125,9 +125,15 @@ struct TestCommand: ParsableCommand {
         return Capture(directory: dir, status: process.terminationStatus, stderr: String(decoding: errData, as: UTF8.self), files: files)
     }
 
+    /// File names sorted, the run report index.html last: it repeats the tables and charts,
+    /// so a difference is named in the file it comes from first.
+    func reportOrder(_ names: Set<String>) -> [String] {
+        names.sorted { ($0 == "index.html" ? 1 : 0, $0) < ($1 == "index.html" ? 1 : 0, $1) }
+    }
+
     /// The first file and line where two runs differ, or nil.
     func firstDifference(_ a: [String: Data], _ b: [String: Data]) -> String? {
-        for name in Set(a.keys).union(b.keys).sorted() {
+        for name in reportOrder(Set(a.keys).union(b.keys)) {
             guard let x = a[name], let y = b[name] else { return "\(name) was written by only one of two runs" }
             if x == y { continue }
             let xl = String(decoding: x, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)

@@ -120,7 +120,7 @@ extension SensoriumCLITests {
         XCTAssertEqual(merged.status, 1, merged.stderr)   // the findings, as the run
         XCTAssertEqual(merged.stdout, whole.stdout)
         XCTAssertEqual(try tables("merged"), try tables("whole"))
-        XCTAssertEqual(Set(try tables("merged").keys), ["steps.csv", "steps.json", "free.csv", "free.json", "findings.csv", "findings.json"])
+        XCTAssertEqual(Set(try tables("merged").keys), ["steps.csv", "steps.json", "free.csv", "free.json", "findings.csv", "findings.json", "index.html"])
 
         let missing = try sensorium(["merge", "s1", "s3", "--into", "m2"])
         XCTAssertEqual(missing.status, 1)

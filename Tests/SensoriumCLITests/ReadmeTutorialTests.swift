@@ -61,6 +61,14 @@ extension SensoriumCLITests {
         // The run ends its last table with a blank line; the README leaves it out.
         XCTAssertEqual(run.stdout.replacingOccurrences(of: "\n+$", with: "\n", options: .regularExpression), shown)
 
+        // Step 4: the chart the README shows is the one the run draws, byte for byte.
+        let drawn = try sensorium(["run", "my_study", "--out", "first"], environment: environment)
+        XCTAssertEqual(drawn.status, 0, drawn.stderr)
+        let svg = try Data(contentsOf: folder.appendingPathComponent("first/daily_steps.svg"))
+        let shownSVG = try Data(contentsOf: SensoriumCLITests.repositoryRoot.appendingPathComponent("docs/images/tutorial-daily-steps.svg"))
+        XCTAssertEqual(svg, shownSVG, "docs/images/tutorial-daily-steps.svg is stale: copy first/daily_steps.svg of the tutorial run there")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("first/index.html").path))
+
         // Step 5: only brisk walking; the README's diff shows the new CSV rows.
         let change = "    :where(\"currentCadence\", \">=\", 1.5)               -- only brisk walking\n"
         XCTAssertTrue(try readmeBlock(startingWith: "  local set = steps:samples").contains(change))

@@ -284,7 +284,9 @@ final class DocumentationTests: XCTestCase {
             }
             let protocolPath = dir.appendingPathComponent("protocol.lua").path
             let scenarioPath = entry.exampleScenario == nil ? nil : dir.appendingPathComponent("scenario.lua").path
-            var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [dir.path])
+            // As under `sensorium run`, the standard library (stdlib/) is on the module path.
+            let stdlib = (try? DocumentationTests.projectFile("stdlib/plot.lua"))?.deletingLastPathComponent().path
+            var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [dir.path] + (stdlib.map { [$0] } ?? []))
             if let scenarioPath {
                 let scenario = try Scenario.load(scenarioPath)
                 if (scenario.days ?? StudyRunner.defaultDays) > 3 { return "the example's scenario runs more than 3 days" }

@@ -26,6 +26,7 @@ local report = require "report"
 local summary = require "summary"
 local time = require "time"
 local expect = require "expect"
+local plot = require "plot"
 
 local MORNING = "07:00"
 
@@ -74,6 +75,7 @@ local function totals(set)
 end
 
 local completeDays = {}
+local quarters = {}                          -- steps per 15 minutes of the complete days
 
 schedule.daily(MORNING, function(now)
   if steps.authorizationStatus ~= "authorized" then return end
@@ -90,7 +92,10 @@ schedule.daily(MORNING, function(now)
     local hoursLong = (before.stop - before.start) / 3600
     days_:row { day = before.day, weekday = time.format(before.start, "%a"), day_hours = hoursLong, steps = s, km = km,
                 floors = floors, brisk_min = brisk, m_per_step = s > 0 and km * 1000 / s or nil }
-    completeDays[#completeDays + 1] = { steps = s, km = km, floors = floors, brisk = brisk }
+    completeDays[#completeDays + 1] = { day = before.day, steps = s, km = km, floors = floors, brisk = brisk }
+    for _, q in ipairs(dayRecords(before, released):distinct():byWindow(minutes(15)):sum("numberOfSteps")) do
+      quarters[#quarters + 1] = q
+    end
     -- Plausibility; sources at the end of the file.
     expect.between(s, 1500, 25000, "steps on " .. before.day)
     expect.between(km * 1000 / s, 0.45, 0.95, "metres per step on " .. before.day)
@@ -106,6 +111,12 @@ schedule.daily(MORNING, function(now)
 end)
 
 schedule.at(time.studyEnd(), function()
+  plot.line("daily_steps", { rows = completeDays, x = "day", y = "steps", title = "Steps per complete day",
+                             ylabel = "Steps", unit = "steps/day" })
+  -- Steps per 15 minutes of every complete day, double-plotted.
+  plot.actogram("actogram", quarters, { from = time.studyStart(), to = time.startOfDay(time.now() - hours(24)),
+                                        bin = minutes(15), empty = 0, title = "Steps per 15 minutes (double-plotted)",
+                                        ylabel = "steps", unit = "steps" })
   local n, sums = #completeDays, { steps = 0, km = 0, floors = 0, brisk = 0 }
   for _, d in ipairs(completeDays) do
     for k in pairs(sums) do sums[k] = sums[k] + d[k] end

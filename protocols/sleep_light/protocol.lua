@@ -31,6 +31,7 @@ local report = require "report"
 local summary = require "summary"
 local time = require "time"
 local expect = require "expect"
+local plot = require "plot"
 
 local BEFORE = 2                 -- hours of evening light before sleep onset
 
@@ -88,6 +89,17 @@ local function wornDuring(a, b)
 end
 
 local kept = {}                            -- nights with a session and evening light
+local lightByHour = {}                     -- hourly mean lux of every day past the hold
+
+-- Each day at 12:00 the day before yesterday is entirely past the 24-hour hold: its light by hour.
+schedule.daily("12:00", function(now)
+  if light.authorizationStatus ~= "authorized" then return end
+  local day = time.daysBetween(time.startOfDay(now) - hours(36), time.startOfDay(now) - hours(35))[1]
+  if day.start < time.studyStart() then return end
+  for _, h in ipairs(light:samples { from = day.start, to = day.stop }:distinct():byHour():mean("lux")) do
+    lightByHour[#lightByHour + 1] = h
+  end
+end)
 
 schedule.daily("12:00", function(now)
   if sleep.authorizationStatus ~= "authorized" then return end
@@ -145,6 +157,13 @@ schedule.daily("12:00", function(now)
 end)
 
 schedule.at(time.studyEnd(), function()
+  plot.hourByDay("light_by_hour", lightByHour, { from = time.studyStart(), to = time.startOfDay(time.now() - hours(36)),
+                 log = true, unit = "lux", title = "Ambient light at the phone, mean per hour (screen on)" })
+  local xs, ys = {}, {}
+  for _, k in ipairs(kept) do if k.lux then xs[#xs + 1], ys[#ys + 1] = math.log(k.lux, 10), k.onset + 12 end end
+  plot.scatter("evening_light_onset", { x = xs, y = ys, title = "Evening light and sleep onset, night by night",
+                                        xlabel = "log10 of mean lux in the 2 h before onset",
+                                        ylabel = "Sleep onset (h; 24 = midnight)" })
   local n = #kept
   if n == 0 then
     people:row { nights = 0, note = sleep.authorizationStatus ~= "authorized" and ("sleep sessions " .. sleep.authorizationStatus)

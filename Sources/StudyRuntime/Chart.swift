@@ -1,0 +1,125 @@
+import Foundation
+
+/// A chart a protocol drew with the stdlib `plot` module, rendered as SVG by `ChartSVG`.
+///
+/// Charts of the same name from several participants share one picture: line, step,
+/// bar and scatter charts gain one series per call (labelled with the participant by
+/// default); heatmaps and actograms, one panel per participant, are kept as separate
+/// charts whose name ends in `_<participant>` (the binding names them).
+public struct Chart: Sendable, Equatable, Codable {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
+        /// Values over time (x: seconds since 1970), joined by straight segments.
+        case line
+        /// Values over time held until the next value (a staircase).
+        case step
+        /// One bar per category, grouped by series.
+        case bars
+        /// A grid of `rows` × `columns` coloured by value (e.g. day × clock hour).
+        case heatmap
+        /// A double-plotted actogram: row d shows day d and day d + 1 side by side.
+        case actogram
+        /// Points (x, y) with an optional least-squares line per series.
+        case scatter
+    }
+
+    /// One labelled set of values. `x` is empty for bars (values follow `categories`).
+    public struct Series: Sendable, Equatable, Codable {
+        public var label: String
+        public var x: [Double]
+        public var y: [Double?]
+        public init(label: String, x: [Double], y: [Double?]) {
+            self.label = label
+            self.x = x
+            self.y = y
+        }
+    }
+
+    public var name: String
+    public var kind: Kind
+    public var title: String
+    public var xLabel: String?
+    public var yLabel: String?
+    /// Unit of the values (y axis, heatmap colour scale), shown in brackets.
+    public var unit: String?
+    /// The participant's time zone: time axes tick at local midnights / clock hours.
+    public var timeZone: TimeZone
+    public var series: [Series] = []
+    /// Bars: the category names along x.
+    public var categories: [String] = []
+    /// Heatmap and actogram: row labels (days), column labels (heatmap only) and
+    /// values, `nil` where nothing is known (drawn as missing, not as zero).
+    public var rows: [String] = []
+    public var columns: [String] = []
+    public var cells: [[Double?]] = []
+    /// Scatter: draw each series' least-squares line.
+    public var fit = false
+    /// Heatmap: colour by log10 of the value (light spans decades).
+    public var logScale = false
+
+    public init(name: String, kind: Kind, title: String, timeZone: TimeZone) {
+        self.name = name
+        self.kind = kind
+        self.title = title
+        self.timeZone = timeZone
+    }
+
+    /// Whether calls with the same name add series to one chart (else each call is its own chart).
+    public var collectsSeries: Bool { kind != .heatmap && kind != .actogram }
+}
+
+/// Fixed-format numbers for SVG and labels: the same value always prints the same text.
+enum ChartNumber {
+    /// A coordinate with one decimal (`12.5`, `-3`), never `-0`.
+    static func coord(_ v: Double) -> String {
+        let r = (v * 10).rounded() / 10
+        if r == r.rounded() { return String(Int64(r == 0 ? 0 : r)) }
+        return String(format: "%.1f", r)
+    }
+
+    /// A tick label with `decimals` decimals. With `scale` 1e3 or 1e6 (see `scale(for:)`)
+    /// the value is written in thousands or millions: `12k`, `3.5M`.
+    static func label(_ v: Double, decimals: Int, scale: Double = 1) -> String {
+        if v == 0 { return "0" }
+        if scale == 1e6 { return trim(String(format: "%.2f", v / 1e6)) + "M" }
+        if scale == 1e3 { return trim(String(format: "%.2f", v / 1e3)) + "k" }
+        let s = String(format: "%.\(max(0, min(decimals, 6)))f", v)
+        return s.hasPrefix("-") && Double(s) == 0 ? String(s.dropFirst()) : s
+    }
+
+    /// The scale of an axis's labels: thousands or millions when whole-number ticks reach 10 000.
+    static func scale(for ticks: [Double], decimals: Int) -> Double {
+        let top = ticks.map { abs($0) }.max() ?? 0
+        guard decimals == 0 else { return 1 }
+        return top >= 1e7 ? 1e6 : (top >= 1e4 ? 1e3 : 1)
+    }
+
+    /// A value in a legend or fit text: 3 significant digits.
+    static func value(_ v: Double) -> String {
+        if v == 0 { return "0" }
+        let digits = max(0, 2 - Int(floor(log10(abs(v)))))
+        return trim(label(v, decimals: min(digits, 4)))
+    }
+
+    static func trim(_ s: String) -> String {
+        var s = s
+        if s.contains(".") { while s.hasSuffix("0") { s.removeLast() }; if s.hasSuffix(".") { s.removeLast() } }
+        return s
+    }
+
+    /// "Nice" ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `target` of them.
+    /// Returns the ticks and the decimals their labels need.
+    static func ticks(_ lo: Double, _ hi: Double, target: Int = 5) -> (values: [Double], decimals: Int) {
+        guard lo.isFinite, hi.isFinite, hi > lo else { return ([lo], 0) }
+        let raw = (hi - lo) / Double(max(target, 1))
+        let magnitude = pow(10, floor(log10(raw)))
+        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
+        let first = (lo / step).rounded(.up) * step
+        var values: [Double] = []
+        var i = 0.0
+        while first + i * step <= hi + step * 1e-9, values.count < 50 {
+            values.append(first + i * step)
+            i += 1
+        }
+        return (values, max(0, -Int(floor(log10(step) + 1e-9))))
+    }
+}

@@ -1,0 +1,413 @@
+import Foundation
+
+/// Renders a `Chart` as a standalone SVG document.
+///
+/// Output is deterministic: coordinates print with one decimal (`ChartNumber.coord`),
+/// labels with the decimals their tick step needs, colours come from a fixed palette
+/// in series order, and time axes tick at the chart's local midnights (or clock hours
+/// for spans of two days or less). Text is XML-escaped. No scripts, fonts or links:
+/// the picture draws the same in a browser, an image viewer or inline in HTML.
+public enum ChartSVG {
+    public static let width = 720.0
+    static let font = "font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\""
+    /// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
+    static let palette = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999933"]
+    /// Viridis stops for heatmaps (perceptually uniform, dark = low).
+    static let ramp: [(Double, Double, Double)] = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
+    static let missing = "#e6e6e6"
+
+    /// The chart as an SVG document (UTF-8 text, ending in a newline).
+    public static func render(_ chart: Chart) -> String {
+        var svg = Canvas()
+        switch chart.kind {
+        case .line, .step, .scatter: drawXY(chart, &svg)
+        case .bars: drawBars(chart, &svg)
+        case .heatmap: drawHeatmap(chart, &svg)
+        case .actogram: drawActogram(chart, &svg)
+        }
+        return svg.document(title: chart.title)
+    }
+
+    // MARK: canvas
+
+    /// SVG elements collected in drawing order, with the picture's height.
+    struct Canvas {
+        var body = ""
+        var height = 320.0
+
+        mutating func text(_ s: String, x: Double, y: Double, anchor: String = "start", size: Double = 11,
+                           weight: String? = nil, rotate: Bool = false, fill: String = "#222") {
+            let transform = rotate ? " transform=\"rotate(-90 \(c(x)) \(c(y)))\"" : ""
+            let bold = weight.map { " font-weight=\"\($0)\"" } ?? ""
+            body += "<text x=\"\(c(x))\" y=\"\(c(y))\" font-size=\"\(c(size))\" text-anchor=\"\(anchor)\" fill=\"\(fill)\"\(bold)\(transform)>\(ChartSVG.escape(s))</text>\n"
+        }
+
+        mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, width: Double = 1, dash: Bool = false) {
+            body += "<line x1=\"\(c(x1))\" y1=\"\(c(y1))\" x2=\"\(c(x2))\" y2=\"\(c(y2))\" stroke=\"\(stroke)\" stroke-width=\"\(c(width))\"\(dash ? " stroke-dasharray=\"4 3\"" : "")/>\n"
+        }
+
+        mutating func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double, fill: String, title: String? = nil) {
+            let open = "<rect x=\"\(c(x))\" y=\"\(c(y))\" width=\"\(c(max(w, 0)))\" height=\"\(c(max(h, 0)))\" fill=\"\(fill)\""
+            if let title { body += open + "><title>\(ChartSVG.escape(title))</title></rect>\n" } else { body += open + "/>\n" }
+        }
+
+        mutating func path(_ points: [(Double, Double)], stroke: String) {
+            guard let first = points.first else { return }
+            var d = "M\(c(first.0)) \(c(first.1))"
+            for p in points.dropFirst() { d += " L\(c(p.0)) \(c(p.1))" }
+            body += "<path d=\"\(d)\" fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"1.6\" stroke-linejoin=\"round\"/>\n"
+        }
+
+        mutating func circle(_ x: Double, _ y: Double, fill: String) {
+            body += "<circle cx=\"\(c(x))\" cy=\"\(c(y))\" r=\"3\" fill=\"\(fill)\" fill-opacity=\"0.75\"/>\n"
+        }
+
+        func document(title: String) -> String {
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(c(ChartSVG.width))\" height=\"\(c(height))\" viewBox=\"0 0 \(c(ChartSVG.width)) \(c(height))\" \(ChartSVG.font) role=\"img\">\n"
+                + "<title>\(ChartSVG.escape(title))</title>\n"
+                + "<rect x=\"0\" y=\"0\" width=\"\(c(ChartSVG.width))\" height=\"\(c(height))\" fill=\"#ffffff\"/>\n"
+                + body + "</svg>\n"
+        }
+
+        private func c(_ v: Double) -> String { ChartNumber.coord(v) }
+    }
+
+    /// `&`, `<`, `>` and `"` as XML entities.
+    public static func escape(_ s: String) -> String {
+        var out = ""
+        for ch in s {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
+    static func color(_ i: Int) -> String { palette[i % palette.count] }
+
+    /// Approximate width of `s` at `size` px (DejaVu Sans averages ~0.6 em).
+    static func textWidth(_ s: String, size: Double = 11) -> Double { Double(s.count) * size * 0.6 }
+
+    /// The title, then the legend (swatch + label per series, wrapping); returns the y below them.
+    static func header(_ chart: Chart, legend: [String], _ svg: inout Canvas) -> Double {
+        svg.text(chart.title, x: 16, y: 22, size: 14, weight: "bold")
+        var y = 30.0
+        guard legend.filter({ !$0.isEmpty }).count > 1 else { return y + 10 }
+        var x = 16.0
+        y += 6
+        for (i, label) in legend.enumerated() where !label.isEmpty {
+            let w = 16 + textWidth(label) + 14
+            if x + w > width - 16, x > 16 { x = 16; y += 16 }
+            svg.rect(x, y, 10, 10, fill: color(i))
+            svg.text(label, x: x + 14, y: y + 9)
+            x += w
+        }
+        return y + 22
+    }
+
+    /// A y axis label with its unit: "Steps [count]".
+    static func axisTitle(_ label: String?, unit: String?) -> String? {
+        switch (label, unit) {
+        case (let l?, let u?): return "\(l) [\(u)]"
+        case (let l?, nil): return l
+        case (nil, let u?): return "[\(u)]"
+        default: return nil
+        }
+    }
+
+    // MARK: x–y charts
+
+    struct Frame {
+        var left = 72.0, top = 48.0, right = ChartSVG.width - 20, bottom = 270.0
+        var x0 = 0.0, x1 = 1.0, y0 = 0.0, y1 = 1.0
+        func px(_ x: Double) -> Double { left + (x - x0) / (x1 - x0) * (right - left) }
+        func py(_ y: Double) -> Double { bottom - (y - y0) / (y1 - y0) * (bottom - top) }
+    }
+
+    /// Data range padded so nothing sits on the frame; a constant gets a unit-wide range.
+    static func range(_ values: [Double], includeZero: Bool = false) -> (Double, Double) {
+        var lo = values.min() ?? 0, hi = values.max() ?? 1
+        if includeZero { lo = min(lo, 0); hi = max(hi, 0) }
+        if hi == lo { return (lo - 1, hi + 1) }
+        let pad = (hi - lo) * 0.05
+        return (includeZero && lo == 0 ? 0 : lo - pad, hi + pad)
+    }
+
+    static func drawYAxis(_ f: Frame, label: String?, _ svg: inout Canvas) -> Frame {
+        let (ticks, decimals) = ChartNumber.ticks(f.y0, f.y1)
+        let scale = ChartNumber.scale(for: ticks, decimals: decimals)
+        for t in ticks {
+            svg.line(f.left, f.py(t), f.right, f.py(t), stroke: "#e3e3e3")
+            svg.text(ChartNumber.label(t, decimals: decimals, scale: scale), x: f.left - 6, y: f.py(t) + 4, anchor: "end", size: 10)
+        }
+        if let label { svg.text(label, x: 16, y: (f.top + f.bottom) / 2, anchor: "middle", rotate: true) }
+        return f
+    }
+
+    static func frameBox(_ f: Frame, _ svg: inout Canvas) {
+        svg.line(f.left, f.bottom, f.right, f.bottom, stroke: "#444")
+        svg.line(f.left, f.top, f.left, f.bottom, stroke: "#444")
+    }
+
+    /// Local-time ticks over [x0, x1]: `marks` (tick positions) and `labels` (position, text).
+    /// Up to 36 hours: clock hours, marked and labelled alike. Longer: marks at local
+    /// midnights, each day labelled at its middle ("Mar 29" centred on a 23-hour day too);
+    /// every k-th day, so that at most ~14 are labelled.
+    static func timeTicks(_ x0: Double, _ x1: Double, _ zone: TimeZone) -> (marks: [Double], labels: [(Double, String)]) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let span = x1 - x0
+        if span <= 36 * 3600 {
+            var out: [(Double, String)] = []
+            let step = span <= 12 * 3600 ? 1 : 3
+            var t = calendar.dateInterval(of: .hour, for: Date(timeIntervalSince1970: x0))?.start.timeIntervalSince1970 ?? x0
+            while t <= x1 && out.count < 100 {
+                let parts = calendar.dateComponents([.hour], from: Date(timeIntervalSince1970: t))
+                if t >= x0, (parts.hour ?? 0) % step == 0 { out.append((t, String(format: "%02d:00", parts.hour ?? 0))) }
+                t += 3600
+            }
+            return (out.map(\.0), out)
+        }
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let every = max(1, Int((span / 86_400 / 14).rounded(.up)))
+        var marks: [Double] = [], labels: [(Double, String)] = []
+        var day = calendar.startOfDay(for: Date(timeIntervalSince1970: x0))
+        var n = 0
+        while day.timeIntervalSince1970 <= x1 && n < 1000 {
+            guard let next = calendar.date(byAdding: .day, value: 1, to: day) else { break }
+            let start = day.timeIntervalSince1970, middle = (start + next.timeIntervalSince1970) / 2
+            if start >= x0 { marks.append(start) }
+            if middle >= x0, middle <= x1, n % every == 0 {
+                let p = calendar.dateComponents([.month, .day], from: day)
+                labels.append((middle, "\(months[(p.month ?? 1) - 1]) \(p.day ?? 1)"))
+            }
+            n += 1
+            day = next
+        }
+        return (marks, labels)
+    }
+
+    /// Legend labels: a series without any value gets none (its colour stays reserved).
+    static func legend(_ chart: Chart) -> [String] {
+        chart.series.map { s in s.y.contains { $0?.isFinite == true } ? s.label : "" }
+    }
+
+    static func drawXY(_ chart: Chart, _ svg: inout Canvas) {
+        let top = header(chart, legend: legend(chart), &svg)
+        var f = Frame()
+        f.top = top
+        let xs = chart.series.flatMap(\.x)
+        let ys = chart.series.flatMap { $0.y.compactMap { $0 } }.filter(\.isFinite)
+        guard !ys.isEmpty else { noData(f, &svg); return }
+        let time = chart.kind != .scatter
+        if time {
+            let lo = xs.min() ?? 0, hi = max(xs.max() ?? 1, lo + 3600)
+            (f.x0, f.x1) = (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03)   // points clear of the frame
+        } else {
+            (f.x0, f.x1) = range(xs)
+        }
+        (f.y0, f.y1) = range(ys, includeZero: chart.kind != .scatter && (ys.min() ?? 0) >= 0)
+        f = drawYAxis(f, label: axisTitle(chart.yLabel, unit: chart.unit), &svg)
+        if time {
+            let ticks = timeTicks(f.x0, f.x1, chart.timeZone)
+            for t in ticks.marks { svg.line(f.px(t), f.bottom, f.px(t), f.bottom + 4, stroke: "#444") }
+            for (t, label) in ticks.labels { svg.text(label, x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10) }
+            svg.text(chart.xLabel ?? "local time (\(chart.timeZone.identifier))", x: (f.left + f.right) / 2, y: f.bottom + 34, anchor: "middle")
+        } else {
+            let (ticks, decimals) = ChartNumber.ticks(f.x0, f.x1)
+            let scale = ChartNumber.scale(for: ticks, decimals: decimals)
+            for t in ticks {
+                svg.line(f.px(t), f.top, f.px(t), f.bottom, stroke: "#f0f0f0")
+                svg.text(ChartNumber.label(t, decimals: decimals, scale: scale), x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10)
+            }
+            if let xl = chart.xLabel { svg.text(xl, x: (f.left + f.right) / 2, y: f.bottom + 34, anchor: "middle") }
+        }
+        frameBox(f, &svg)
+        var fits: [String] = []
+        for (i, s) in chart.series.enumerated() {
+            // Points in time order (a series may have been added to out of order); the sort is stable.
+            let order = chart.kind == .scatter ? Array(s.x.indices) : s.x.indices.sorted { (s.x[$0], $0) < (s.x[$1], $1) }
+            let xs = order.map { s.x[$0] }, ys = order.map { s.y[$0] }
+            let points = zip(xs, ys).compactMap { x, y in y.flatMap { $0.isFinite && x.isFinite ? (x, $0) : nil } }
+            switch chart.kind {
+            case .scatter:
+                for (x, y) in points { svg.circle(f.px(x), f.py(y), fill: color(i)) }
+                if chart.fit, let (a, b, r) = leastSquares(points) {
+                    let lo = points.map(\.0).min()!, hi = points.map(\.0).max()!
+                    svg.line(f.px(lo), f.py(a + b * lo), f.px(hi), f.py(a + b * hi), stroke: color(i), width: 1.6, dash: true)
+                    let sign = b < 0 ? "−" : "+"
+                    fits.append("\(s.label.isEmpty ? "fit" : s.label): y = \(ChartNumber.value(a)) \(sign) \(ChartNumber.value(abs(b)))·x, r = \(ChartNumber.label(r, decimals: 2)), n = \(points.count)")
+                }
+            default:
+                // A missing value (nil) breaks the line; so does a gap in time for steps.
+                var run: [(Double, Double)] = []
+                func flush() {
+                    if run.count == 1 { svg.circle(run[0].0, run[0].1, fill: color(i)) } else { svg.path(run, stroke: color(i)) }
+                    run = []
+                }
+                for (k, x) in xs.enumerated() {
+                    guard let y = ys[k], y.isFinite else { flush(); continue }
+                    if chart.kind == .step, let last = run.last { run.append((f.px(x), last.1)) }
+                    run.append((f.px(x), f.py(y)))
+                }
+                flush()
+            }
+        }
+        for (k, text) in fits.enumerated() {
+            svg.text(text, x: f.right - 4, y: f.top + 14 + Double(k) * 14, anchor: "end", size: 10, fill: color(k))
+        }
+    }
+
+    /// Intercept, slope and Pearson r of y on x; nil below 3 points or for constant x.
+    static func leastSquares(_ p: [(Double, Double)]) -> (Double, Double, Double)? {
+        guard p.count >= 3 else { return nil }
+        let n = Double(p.count)
+        let mx = p.reduce(0) { $0 + $1.0 } / n, my = p.reduce(0) { $0 + $1.1 } / n
+        var sxy = 0.0, sxx = 0.0, syy = 0.0
+        for (x, y) in p { sxy += (x - mx) * (y - my); sxx += (x - mx) * (x - mx); syy += (y - my) * (y - my) }
+        guard sxx > 0 else { return nil }
+        let b = sxy / sxx
+        return (my - b * mx, b, syy > 0 ? sxy / (sxx * syy).squareRoot() : 0)
+    }
+
+    static func noData(_ f: Frame, _ svg: inout Canvas) {
+        frameBox(f, &svg)
+        svg.text("no data", x: (f.left + f.right) / 2, y: (f.top + f.bottom) / 2, anchor: "middle", size: 13, fill: "#888")
+    }
+
+    // MARK: bars
+
+    static func drawBars(_ chart: Chart, _ svg: inout Canvas) {
+        let top = header(chart, legend: legend(chart), &svg)
+        var f = Frame()
+        f.top = top
+        let values = chart.series.flatMap { $0.y.compactMap { $0 } }.filter(\.isFinite)
+        guard !values.isEmpty, !chart.categories.isEmpty else { noData(f, &svg); return }
+        (f.y0, f.y1) = range(values, includeZero: true)
+        f = drawYAxis(f, label: axisTitle(chart.yLabel, unit: chart.unit), &svg)
+        let n = chart.categories.count, s = max(chart.series.count, 1)
+        let group = (f.right - f.left) / Double(n)
+        let bar = group * 0.8 / Double(s)
+        let labelEvery = max(1, Int((Double(n) * textWidth(chart.categories.max { $0.count < $1.count } ?? "", size: 10) / (f.right - f.left) + 0.999)))
+        for (j, name) in chart.categories.enumerated() {
+            let gx = f.left + Double(j) * group
+            for (i, series) in chart.series.enumerated() {
+                guard j < series.y.count, let v = series.y[j], v.isFinite else { continue }
+                let y = f.py(max(v, 0)), zero = f.py(min(max(0, f.y0), f.y1))
+                svg.rect(gx + group * 0.1 + Double(i) * bar, min(y, f.py(min(v, 0))), bar, abs(zero - f.py(v)), fill: color(i),
+                         title: "\(series.label.isEmpty ? "" : series.label + ", ")\(name): \(ChartNumber.value(v))\(chart.unit.map { " " + $0 } ?? "")")
+            }
+            if j % labelEvery == 0 { svg.text(name, x: gx + group / 2, y: f.bottom + 16, anchor: "middle", size: 10) }
+        }
+        if let xl = chart.xLabel { svg.text(xl, x: (f.left + f.right) / 2, y: f.bottom + 34, anchor: "middle") }
+        frameBox(f, &svg)
+    }
+
+    // MARK: heatmap
+
+    /// A viridis colour for t in [0, 1].
+    static func ramp(_ t: Double) -> String {
+        let x = min(max(t.isFinite ? t : 0, 0), 1) * Double(ramp.count - 1)
+        let i = min(Int(x), ramp.count - 2), u = x - Double(i)
+        let a = ramp[i], b = ramp[i + 1]
+        func ch(_ p: Double, _ q: Double) -> Int { Int((p + (q - p) * u).rounded()) }
+        return String(format: "#%02x%02x%02x", ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
+    }
+
+    static func drawHeatmap(_ chart: Chart, _ svg: inout Canvas) {
+        let top = header(chart, legend: [], &svg)
+        let left = 96.0, right = width - 20
+        let cellH = 16.0
+        let values = chart.cells.flatMap { $0.compactMap { $0 } }.filter { $0.isFinite && (!chart.logScale || $0 > 0) }
+        let transform: (Double) -> Double = chart.logScale ? { log10($0) } : { $0 }
+        let lo = values.map(transform).min() ?? 0, hi = values.map(transform).max() ?? 1
+        let cols = max(chart.columns.count, chart.cells.map(\.count).max() ?? 0, 1)
+        let cellW = (right - left) / Double(cols)
+        for (r, label) in chart.rows.enumerated() {
+            let y = top + Double(r) * cellH
+            svg.text(label, x: left - 6, y: y + cellH - 4, anchor: "end", size: 10)
+            let row = r < chart.cells.count ? chart.cells[r] : []
+            for c in 0..<cols {
+                let v = c < row.count ? row[c] : nil
+                let column = c < chart.columns.count ? chart.columns[c] : String(c)
+                if let v, v.isFinite, !(chart.logScale && v <= 0) {
+                    let t = hi > lo ? (transform(v) - lo) / (hi - lo) : 0.5
+                    svg.rect(left + Double(c) * cellW, y, cellW + 0.3, cellH + 0.3, fill: ramp(t),
+                             title: "\(label) \(column): \(ChartNumber.value(v))\(chart.unit.map { " " + $0 } ?? "")")
+                } else {
+                    svg.rect(left + Double(c) * cellW, y, cellW + 0.3, cellH + 0.3, fill: missing, title: "\(label) \(column): no data")
+                }
+            }
+        }
+        let bottom = top + Double(chart.rows.count) * cellH
+        let every = max(1, Int((Double(cols) * textWidth(chart.columns.max { $0.count < $1.count } ?? "00", size: 10) * 1.4 / (right - left)).rounded(.up)))
+        for c in stride(from: 0, to: cols, by: every) where c < chart.columns.count {
+            svg.text(chart.columns[c], x: left + (Double(c) + 0.5) * cellW, y: bottom + 14, anchor: "middle", size: 10)
+        }
+        if let xl = chart.xLabel { svg.text(xl, x: (left + right) / 2, y: bottom + 30, anchor: "middle") }
+        if let yl = chart.yLabel { svg.text(yl, x: 14, y: (top + bottom) / 2, anchor: "middle", rotate: true) }
+        // Colour scale: 24 steps from the lowest to the highest value, then the missing swatch.
+        let ly = bottom + 42
+        let scaleTitle = (chart.logScale ? "log scale " : "") + (chart.unit.map { "[\($0)]" } ?? "value")
+        svg.text(scaleTitle, x: left, y: ly + 10, size: 10)
+        let sx = left + textWidth(scaleTitle, size: 10) + 8
+        svg.text(ChartNumber.value(chart.logScale ? pow(10, lo) : lo), x: sx, y: ly + 10, size: 10)
+        let bx = sx + 40
+        for k in 0..<24 { svg.rect(bx + Double(k) * 8, ly, 8.3, 12, fill: ramp(Double(k) / 23)) }
+        svg.text(ChartNumber.value(chart.logScale ? pow(10, hi) : hi), x: bx + 196, y: ly + 10, size: 10)
+        svg.rect(bx + 260, ly, 12, 12, fill: missing)
+        svg.text("no data", x: bx + 276, y: ly + 10, size: 10)
+        svg.height = ly + 24
+    }
+
+    // MARK: actogram
+
+    /// Double-plotted: row d shows day d then day d + 1, each as `bins` bars whose height
+    /// is the bin's value over the largest; bins without data are shaded.
+    static func drawActogram(_ chart: Chart, _ svg: inout Canvas) {
+        let top = header(chart, legend: [], &svg) + 4
+        let left = 96.0, right = width - 20
+        let rowH = 22.0
+        let bins = max(chart.cells.map(\.count).max() ?? 0, 1)
+        let peak = chart.cells.flatMap { $0.compactMap { $0 } }.filter(\.isFinite).max() ?? 0
+        let binW = (right - left) / Double(2 * bins)
+        for (r, label) in chart.rows.enumerated() {
+            let base = top + Double(r + 1) * rowH
+            svg.text(label, x: left - 6, y: base - 6, anchor: "end", size: 10)
+            for half in 0..<2 {
+                let d = r + half
+                let row = d < chart.cells.count ? chart.cells[d] : []
+                var missingRun: Int? = nil
+                func closeMissing(_ end: Int) {
+                    if let s = missingRun { svg.rect(left + Double(half * bins + s) * binW, base - rowH + 2, Double(end - s) * binW, rowH - 2, fill: "#f2f2f2") }
+                    missingRun = nil
+                }
+                for b in 0..<bins {
+                    let v = b < row.count ? row[b] : nil
+                    guard let v, v.isFinite else { if missingRun == nil { missingRun = b }; continue }
+                    closeMissing(b)
+                    guard v > 0, peak > 0 else { continue }
+                    let h = (rowH - 3) * min(v / peak, 1)
+                    svg.rect(left + Double(half * bins + b) * binW, base - h, binW + 0.2, h, fill: "#1f3f77")
+                }
+                closeMissing(bins)
+            }
+            svg.line(left, base, right, base, stroke: "#bbbbbb", width: 0.6)
+        }
+        let bottom = top + Double(chart.rows.count) * rowH
+        svg.line(left + (right - left) / 2, top, left + (right - left) / 2, bottom, stroke: "#888", width: 0.8, dash: true)
+        for h in stride(from: 0, through: 48, by: 6) {
+            let x = left + Double(h) / 48 * (right - left)
+            svg.line(x, bottom, x, bottom + 4, stroke: "#444")
+            svg.text(String(format: "%02d", h % 24 == 0 && h > 0 ? 24 : h % 24), x: x, y: bottom + 16, anchor: "middle", size: 10)
+        }
+        svg.text(chart.xLabel ?? "local clock time (h), two days per row", x: (left + right) / 2, y: bottom + 32, anchor: "middle")
+        let note = "bar height: \(chart.yLabel ?? "value") per bin, largest = \(ChartNumber.value(peak))\(chart.unit.map { " " + $0 } ?? ""); shaded: no data"
+        svg.text(note, x: left, y: bottom + 48, size: 10, fill: "#555")
+        svg.height = bottom + 60
+    }
+}
