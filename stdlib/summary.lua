@@ -150,58 +150,78 @@ function M.activeMinutes(pedometer, cadence)
   return out
 end
 
--- An hourly series over whole local days in [from, to): a value per hour, 0 where the
--- set has no sample (e.g. steps per hour). Returns { values = {...}, start = t }.
+-- An hourly series over whole local days in [from, to): 24 values a day, one per local
+-- clock hour 00–23, `how` (default "sum") of `field`, 0 where the set has no sample
+-- (e.g. steps per hour). Returns { values = {...}, n = 24 × days, start = t }.
+-- Daylight-saving days keep 24 slots: the clock hour that does not exist on a
+-- spring-forward day is nil (missing, not zero), and on a fall-back day the repeated
+-- hour's samples fall into their one clock hour (summed with "sum"). `values` may hold
+-- nils, so use `n` for its length.
 function M.hourlySeries(set, field, from, to, how)
   local perHour, groups = {}, set:distinct():byHour()
   for _, g in ipairs(groups[how or "sum"](groups, field)) do perHour[g.key] = g.value end
-  local values, t = {}, time.startOfDay(from)
-  local stop = time.startOfDay(to)
-  while t < stop do
-    values[#values + 1] = perHour[os.date("%Y-%m-%d %H:00", t)] or 0
-    t = t + 3600
+  local values, n = {}, 0
+  for _, d in ipairs(time.daysBetween(from, to)) do
+    local exists = {}                         -- the clock hours this day has
+    local t = d.start
+    while t < d.stop do exists[os.date("%H", t)] = true; t = t + 3600 end
+    for h = 0, 23 do
+      local hh = string.format("%02d", h)
+      n = n + 1
+      if exists[hh] then values[n] = perHour[d.day .. " " .. hh .. ":00"] or 0 end
+    end
   end
-  return { values = values, start = time.startOfDay(from) }
+  return { values = values, n = n, start = time.startOfDay(from) }
 end
 
--- Non-parametric circadian rhythm measures of an hourly activity series (Van Someren
--- et al. 1999; Witting et al. 1990): interdaily stability IS (0–1), intradaily
+-- Non-parametric circadian rhythm measures of an activity series of whole days (Van
+-- Someren et al. 1999; Witting et al. 1990): interdaily stability IS (0–1), intradaily
 -- variability IV (0–2), the least active 5 hours L5 and most active 10 hours M10 of the
--- average day (with their start hours), and relative amplitude RA = (M10−L5)/(M10+L5).
+-- average day with the clock hour each starts at (L5start, M10start: 0–23), and relative
+-- amplitude RA = (M10−L5)/(M10+L5). `series` is hourlySeries' result, or { values, n,
+-- epoch } with `epoch` minutes per value (default 60; 1 for per-minute data, L5/M10 then
+-- slide by minutes and their starts are fractional clock hours). Missing values (nil)
+-- are left out: of the means, of the hour-of-day profile, and of successive differences.
 function M.circadian(series)
   local x = series.values or series
-  local n = #x
-  assert(n >= 48 and n % 24 == 0, "circadian measures need whole days of hourly values (at least two)")
-  local mean = 0
-  for i = 1, n do mean = mean + x[i] end
-  mean = mean / n
+  local n = series.n or #x
+  local perDay = math.floor(24 * 60 / (series.epoch or 60))
+  assert(n >= 2 * perDay and n % perDay == 0,
+    "circadian measures need whole days of values (at least two): " .. n .. " values of " .. perDay .. " a day")
+  local mean, count = 0, 0
+  for i = 1, n do if x[i] then mean, count = mean + x[i], count + 1 end end
+  assert(count > 1, "circadian measures need values, not only missing ones")
+  mean = mean / count
   local total = 0
-  for i = 1, n do total = total + (x[i] - mean) ^ 2 end
+  for i = 1, n do if x[i] then total = total + (x[i] - mean) ^ 2 end end
   local profile = {}
-  for h = 1, 24 do
+  for h = 1, perDay do
     local s, c = 0, 0
-    for i = h, n, 24 do s = s + x[i]; c = c + 1 end
-    profile[h] = s / c
+    for i = h, n, perDay do if x[i] then s, c = s + x[i], c + 1 end end
+    profile[h] = c > 0 and s / c or mean
   end
   local between = 0
-  for h = 1, 24 do between = between + (profile[h] - mean) ^ 2 end
-  local successive = 0
-  for i = 2, n do successive = successive + (x[i] - x[i - 1]) ^ 2 end
-  local function window(len, pick)
+  for h = 1, perDay do between = between + (profile[h] - mean) ^ 2 end
+  local successive, pairs_ = 0, 0
+  for i = 2, n do
+    if x[i] and x[i - 1] then successive, pairs_ = successive + (x[i] - x[i - 1]) ^ 2, pairs_ + 1 end
+  end
+  local function window(hoursLong, pick)
+    local len = math.floor(hoursLong * perDay / 24)
     local best, bestStart
-    for start = 1, 24 do
+    for start = 1, perDay do
       local s = 0
-      for k = 0, len - 1 do s = s + profile[(start - 1 + k) % 24 + 1] end
+      for k = 0, len - 1 do s = s + profile[(start - 1 + k) % perDay + 1] end
       s = s / len
       if best == nil or pick(s, best) then best, bestStart = s, start - 1 end
     end
-    return best, bestStart
+    return best, perDay == 24 and bestStart or bestStart * 24 / perDay   -- hourly: a whole clock hour
   end
   local l5, l5start = window(5, function(a, b) return a < b end)
   local m10, m10start = window(10, function(a, b) return a > b end)
   return {
-    IS = total > 0 and (n * between) / (24 * total) or 0/0,
-    IV = total > 0 and (n * successive) / ((n - 1) * total) or 0/0,
+    IS = total > 0 and (count * between) / (perDay * total) or 0/0,
+    IV = (total > 0 and pairs_ > 0) and (count * successive / pairs_) / total or 0/0,
     L5 = l5, L5start = l5start, M10 = m10, M10start = m10start,
     RA = (m10 + l5) > 0 and (m10 - l5) / (m10 + l5) or 0/0,
   }

@@ -101,4 +101,74 @@ final class StdlibTests: XCTestCase {
         XCTAssertEqual(day3[1], day3[2], "wearTime agrees with the change-time reckoning")
         XCTAssertGreaterThan(Double(day3[1]) ?? 0, 12)
     }
+
+    /// hourlySeries keeps 24 clock-hour slots on 23- and 25-hour days (the skipped hour is
+    /// missing, the repeated hour's steps are all kept), so circadian measures work across
+    /// a daylight-saving change; checked against sums of the rows themselves.
+    func testHourlySeriesAndCircadianAcrossDSTDays() throws {
+        for (start, first, expectMissing) in [("2026-03-27", "2026-03-28", 1), ("2026-10-23", "2026-10-24", 0)] {
+            let h = try ProtocolHarness()
+            let o = try h.run(#"""
+            local T = require "t"
+            local time = require "time"
+            local summary = require "summary"
+            T.study({ "pedometerData" })
+            local steps = sensorkit.reader "pedometerData"
+            sensorkit.requestAuthorization({ "pedometerData" }, function() steps:startRecording() end)
+            local first = "\#(first)"
+            schedule.at(time.parse(first .. " 00:00") + days(5), function()
+              local from = time.parse(first .. " 00:00")
+              local to = time.nextDay(time.nextDay(time.nextDay(from)))       -- three local days, the middle one 23 or 25 h
+              local set = steps:samples { from = from, to = to + hours(1) }:where("time", ">=", from):where("time", "<", to)
+              local s = summary.hourlySeries(set, "numberOfSteps", from, to)
+              local byLabel, total = {}, 0                                   -- independent: the rows, by clock hour
+              for r in set:distinct():rows() do
+                local k = os.date("%Y-%m-%d %H", r.time)
+                byLabel[k] = (byLabel[k] or 0) + r.numberOfSteps
+                total = total + r.numberOfSteps
+              end
+              local days_ = time.daysBetween(from, to)
+              local missing, mismatches, seriesTotal = 0, 0, 0
+              for i = 1, s.n do
+                local label = string.format("%s %02d", days_[(i - 1) // 24 + 1].day, (i - 1) % 24)
+                if s.values[i] == nil then missing = missing + 1
+                elseif s.values[i] ~= (byLabel[label] or 0) then mismatches = mismatches + 1 end
+                seriesTotal = seriesTotal + (s.values[i] or 0)
+              end
+              local c = summary.circadian(s)
+              T.log(s.n, missing, mismatches, seriesTotal == total, total > 0, c.IS > 0 and c.IS <= 1, c.IV > 0 and c.IV <= 2,
+                    math.type(c.L5start), c.L5start >= 0 and c.L5start < 24)
+            end)
+            """#, scenario: "return { timezone = \"Europe/Berlin\", start = \"\(start)\", participants = { { id = \"P\" } } }",
+                days: 8, stdlib: true)
+            XCTAssertEqual(o.lines, ["72 \(expectMissing) 0 true true true true integer true"], start)
+        }
+    }
+
+    /// circadian on hand-made series: a pattern repeated every day has IS = 1 and its L5/M10
+    /// start at the clock hours of its quiet and busy stretches; a missing hour is left out.
+    func testCircadianOnKnownSeries() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        local summary = require "summary"
+        local day = {}
+        for hr = 0, 23 do day[hr + 1] = (hr >= 1 and hr < 6) and 0 or ((hr >= 9 and hr < 19) and 100 or 10) end
+        local values = {}
+        for d = 0, 2 do for hr = 1, 24 do values[d * 24 + hr] = day[hr] end end
+        local c = summary.circadian { values = values, n = 72 }
+        T.log(string.format("%.12f", c.IS), c.L5start, c.M10start, c.L5, c.M10)
+        values[30] = nil                                            -- day 2, 05:00 missing
+        local m = summary.circadian { values = values, n = 72 }
+        T.log(m.IS > 0.99 and m.IS <= 1, m.L5start, m.M10start)
+        -- Per-minute epochs: the same day at 1-minute resolution gives the same clock hours.
+        local minutes = {}
+        for i = 1, 72 do for k = 1, 60 do minutes[(i - 1) * 60 + k] = values[i] end end
+        local e = summary.circadian { values = minutes, n = 72 * 60, epoch = 1 }
+        T.log(e.L5start, e.M10start)
+        T.log(pcall(summary.circadian, { values = values, n = 50 }))
+        """#, days: 1, stdlib: true)
+        XCTAssertEqual(o.lines.prefix(3), ["1.000000000000 1 9 0.0 100.0", "true 1 9", "1.0 9.0"])
+        XCTAssertTrue(o.lines.last?.hasPrefix("false") == true && o.lines.last?.contains("whole days") == true, o.output)
+    }
 }

@@ -10,7 +10,10 @@
 -- visible yet.
 --
 -- The scenario runs in Berlin across the switch to summer time (2026-03-29 has 23 hours):
--- buckets follow the local calendar, as HealthKit's do.
+-- buckets follow the local calendar, as HealthKit's do. Per participant the summary adds
+-- the rest-activity rhythm of hourly steps (IS, IV, when M10 and L5 start; the hour the
+-- clocks skip is missing, not zero), and the charts show daily steps and a double-plotted
+-- actogram of steps per 15 minutes.
 
 study {
   id = "daily-activity", title = "Daily steps, distance and floors",
@@ -40,8 +43,9 @@ local days_ = report.table("daily_totals", {
   formats = { km = "%.2f", brisk_min = "%.0f", m_per_step = "%.2f", day_hours = "%.0f" },
 })
 local week = report.table("participant_summary", {
-  columns = { "complete_days", "mean_steps", "mean_km", "mean_floors", "mean_brisk_min", "status", "note" },
-  formats = { mean_steps = "%.0f", mean_km = "%.2f", mean_floors = "%.1f", mean_brisk_min = "%.0f" },
+  columns = { "complete_days", "mean_steps", "mean_km", "mean_floors", "mean_brisk_min", "IS", "IV", "M10_start", "L5_start",
+              "status", "note" },
+  formats = { mean_steps = "%.0f", mean_km = "%.2f", mean_floors = "%.1f", mean_brisk_min = "%.0f", IS = "%.2f", IV = "%.2f" },
 })
 
 local steps = sensorkit.reader "pedometerData"
@@ -76,6 +80,7 @@ end
 
 local completeDays = {}
 local quarters = {}                          -- steps per 15 minutes of the complete days
+local hourly = { values = {}, n = 0 }        -- steps per clock hour of the complete days (24 a day)
 
 schedule.daily(MORNING, function(now)
   if steps.authorizationStatus ~= "authorized" then return end
@@ -96,6 +101,9 @@ schedule.daily(MORNING, function(now)
     for _, q in ipairs(dayRecords(before, released):distinct():byWindow(minutes(15)):sum("numberOfSteps")) do
       quarters[#quarters + 1] = q
     end
+    local h = summary.hourlySeries(dayRecords(before, released), "numberOfSteps", before.start, before.stop)
+    for i = 1, h.n do hourly.values[hourly.n + i] = h.values[i] end
+    hourly.n = hourly.n + h.n
     -- Plausibility; sources at the end of the file.
     expect.between(s, 1500, 25000, "steps on " .. before.day)
     expect.between(km * 1000 / s, 0.45, 0.95, "metres per step on " .. before.day)
@@ -121,8 +129,13 @@ schedule.at(time.studyEnd(), function()
   for _, d in ipairs(completeDays) do
     for k in pairs(sums) do sums[k] = sums[k] + d[k] end
   end
+  -- Rest-activity rhythm of the hourly steps (Van Someren et al. 1999): interdaily stability and
+  -- intradaily variability, and the clock hours the most active 10 and least active 5 hours start.
+  local rhythm = hourly.n >= 48 and summary.circadian(hourly) or {}
   week:row {
-    complete_days = n, status = steps.authorizationStatus,
+    complete_days = n, status = steps.authorizationStatus, IS = rhythm.IS, IV = rhythm.IV,
+    M10_start = rhythm.M10start and string.format("%02d:00", rhythm.M10start),
+    L5_start = rhythm.L5start and string.format("%02d:00", rhythm.L5start),
     mean_steps = n > 0 and sums.steps / n or nil, mean_km = n > 0 and sums.km / n or nil,
     mean_floors = n > 0 and sums.floors / n or nil, mean_brisk_min = n > 0 and sums.brisk / n or nil,
     note = revokedAt and ("revoked " .. time.format(revokedAt) .. "; later days not available") or nil,

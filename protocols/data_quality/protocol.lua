@@ -31,6 +31,7 @@ local report = require "report"
 local summary = require "summary"
 local time = require "time"
 local expect = require "expect"
+local plot = require "plot"
 
 local SENSORS = { "heartRate", "deviceUsageReport", "pedometerData" }
 local REASONS = { [0] = "userInitiated", "lowDiskSpace", "ageLimit", "noInterestedClients", "systemInitiated" }
@@ -130,6 +131,8 @@ local function deletions(name, device, now)
 end
 
 local stats = {}
+local checkedDays, dataHours = {}, {}       -- for the charts: hours with data per day and sensor
+local causes = { offWrist = 0, deleted = 0, unexplained = 0 }
 for _, name in ipairs(SENSORS) do stats[name] = { checked = 0, ok = 0, hours = 0, dayHours = 0, worst = nil, flags = {} } end
 
 local function flag(name, text)
@@ -234,10 +237,26 @@ schedule.daily("08:00", function(now)
       end
     end
     quality:row(row)
+    if dataHours[d.day] == nil then checkedDays[#checkedDays + 1], dataHours[d.day] = d.day, {} end
+    dataHours[d.day][name] = row.data_h
+    causes.offWrist = causes.offWrist + (row.off_wrist_h or 0)
+    causes.deleted = causes.deleted + (row.deleted_h or 0)
+    causes.unexplained = causes.unexplained + (row.unexplained_h or 0)
   end
 end)
 
 schedule.at(time.studyEnd(), function()
+  local values = {}
+  for i, day in ipairs(checkedDays) do
+    values[i] = {}
+    for j, name in ipairs(SENSORS) do values[i][j] = dataHours[day][name] end
+  end
+  plot.heatmap("hours_with_data", { rows = checkedDays, columns = SENSORS, values = values, unit = "h",
+                                    title = "Hours with data per checked day (no data: sensor not authorized)" })
+  plot.bars("missing_hours_by_cause", { categories = { "watch off the wrist", "deleted by the participant", "unexplained" },
+                                        values = { causes.offWrist, causes.deleted, causes.unexplained },
+                                        ylabel = "Hours missing", unit = "h",
+                                        title = "Why hours are missing (all sensors, all checked days)" })
   for _, name in ipairs(SENSORS) do
     local st = stats[name]
     overview:row {

@@ -27,6 +27,7 @@ study {
 local report = require "report"
 local time = require "time"
 local expect = require "expect"
+local plot = require "plot"
 
 local BRISK = 1.5           -- steps/s: walking cadence (Tudor-Locke et al. 2018: ≥ 100 steps/min is moderate)
 local RUN = 2.3             -- steps/s: from here on it is running, not walking (~140 steps/min)
@@ -197,6 +198,11 @@ schedule.at(time.studyEnd(), function()
   if hr.authorizationStatus ~= "authorized" then note = "heart rate " .. hr.authorizationStatus end
   overall:row { days = daysSeen, days_compared = #diffs, mean_walk_hr = mean(walkHRs), mean_rest_hr = mean(restHRs),
                 mean_difference = mean(diffs), note = note }
+  plot.bars("walk_vs_rest_hr", { categories = { "at rest (afternoon, 10 min)", "walking (longest bout)" },
+                                 values = { mean(restHRs), mean(walkHRs) }, ylabel = "Mean heart rate", unit = "bpm",
+                                 title = "Heart rate at rest and while walking, mean of the compared days" })
+  plot.scatter("walk_rest_by_day", { x = restHRs, y = walkHRs, xlabel = "Heart rate at rest (bpm)",
+                                     ylabel = "Heart rate walking (bpm)", title = "Walking against resting heart rate, day by day" })
   if hr.authorizationStatus == "authorized" then
     expect.atLeast(#diffs, 5, "days with both windows")
   end
