@@ -25,6 +25,8 @@ final class Bindings {
     var pinReader: LuaReference?
     var unpinReader: LuaReference?
     /// The next reader's id.
+    /// What the SampleSets of this run keep in memory between passes (`ChunkCache`).
+    let chunkBudget = ChunkBudget(limit: 32 << 20)
     var nextReaderID: Int64 = 1
 
     init(run: ParticipantRun) { self.run = run }

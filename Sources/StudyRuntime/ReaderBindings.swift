@@ -69,7 +69,7 @@ extension Bindings {
                         return batch
                     }
                 }
-                call.push(set, as: self.sampleSetClass)
+                call.push(set.cached(in: self.chunkBudget), as: self.sampleSetClass)
             }
             return 1
         }

@@ -31,6 +31,14 @@ public final class SampleSet: @unchecked Sendable {
         self.init(sensor: sensor, stream: stream, timeZone: timeZone) { AnyIterator(batches.makeIterator()) }
     }
 
+    /// The same samples read from the source once while they fit `budget`: later passes
+    /// replay the chunks kept in memory (`ChunkCache`).
+    public func cached(in budget: ChunkBudget) -> SampleSet {
+        let upstream = produce
+        let cache = ChunkCache(budget: budget)
+        return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) { cache.iterator(upstream) }
+    }
+
     /// The same samples, keeping only rows where `filter` holds.
     public func filtered(_ filter: RowFilter) -> SampleSet {
         SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], produce: produce)

@@ -218,3 +218,49 @@ final class KeyRangeTests: XCTestCase {
         XCTAssertEqual(keys.keyRange(for: .nan).key, Int64.min)
     }
 }
+
+/// A fetch read once is replayed from memory while it fits the run's budget.
+final class ChunkCacheTests: XCTestCase {
+    final class Reads: @unchecked Sendable { var count = 0 }
+
+    func set(_ reads: Reads) -> SampleSet {
+        let batches = (0..<4).map { c in
+            let times = (0..<1000).map { Double(c * 1000 + $0) }
+            return SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                               columns: [Column(name: "heartRate", data: .double(times.map { 50 + $0.truncatingRemainder(dividingBy: 70) }))])
+        }
+        return SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!) {
+            reads.count += 1
+            return AnyIterator(batches.makeIterator())
+        }
+    }
+
+    func testLaterPassesReplayAKeptRead() throws {
+        let reads = Reads(), budget = ChunkBudget(limit: 1 << 20)
+        var cached: SampleSet? = set(reads).cached(in: budget)
+        let plain = set(Reads())
+        do {                                                                // an abandoned read keeps nothing
+            let partial = cached!.produce()
+            XCTAssertEqual(partial.next()?.count, 1000)
+        }
+        XCTAssertEqual(budget.held, 0)
+        XCTAssertEqual(try cached!.count(), 4000)
+        XCTAssertGreaterThan(budget.held, 4000 * 16)
+        XCTAssertEqual(try cached!.stats("heartRate").mean, try plain.stats("heartRate").mean)
+        XCTAssertEqual(try cached!.quantile("heartRate", 0.9), try plain.quantile("heartRate", 0.9))
+        XCTAssertEqual(try cached!.filtered(RowFilter(field: "heartRate", op: .gt, operand: .number(100))).count(),
+                       try plain.filtered(RowFilter(field: "heartRate", op: .gt, operand: .number(100))).count())
+        XCTAssertEqual(reads.count, 2, "one abandoned read, one complete read, then replays")
+        cached = nil
+        XCTAssertEqual(budget.held, 0, "a collected set returns its bytes")
+    }
+
+    func testAReadLargerThanTheBudgetIsNotKept() throws {
+        let reads = Reads(), budget = ChunkBudget(limit: 40_000)
+        let cached = set(reads).cached(in: budget)
+        XCTAssertEqual(try cached.count(), 4000)
+        XCTAssertEqual(try cached.count(), 4000)
+        XCTAssertEqual(reads.count, 2)
+        XCTAssertEqual(budget.held, 0)
+    }
+}
