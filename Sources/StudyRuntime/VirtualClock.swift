@@ -87,7 +87,7 @@ public enum LocalTime {
         guard let datePart = parts.first, parts.count <= 2 else { return nil }
         let ymdText = datePart.split(separator: "-", omittingEmptySubsequences: false)
         let ymd = ymdText.compactMap { Int($0) }
-        guard ymdText.count == 3, ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
+        guard ymdText.count == 3, ymd.count == 3, (1...9999).contains(ymd[0]), (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
         var comps = DateComponents(year: ymd[0], month: ymd[1], day: ymd[2], hour: 0, minute: 0, second: 0)
         if parts.count > 1 {
             let hmsText = parts[1].split(separator: ":", omittingEmptySubsequences: false)
@@ -113,7 +113,7 @@ public enum LocalTime {
     public static func parse(_ text: String, _ tz: TimeZone, studyStart: Double) -> Double? {
         guard text.hasPrefix("day ") else { return parse(text, tz) }
         let parts = text.dropFirst(4).split(separator: " ")
-        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, parts.count <= 2 else { return nil }
+        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, n <= Int(InputLimits.days.high) + 1, parts.count <= 2 else { return nil }
         var day = studyStart
         for _ in 1..<n { day = nextDay(day, tz) }
         var (h, m) = (0, 0)
@@ -125,8 +125,21 @@ public enum LocalTime {
         return time(onDayOf: day, hour: h, minute: m, tz)
     }
 
+    /// Why `start` cannot begin a study (outside the years 2000–2100), or nil.
+    public static func startProblem(_ start: Double) -> String? {
+        let year = calendar(TimeZone(identifier: "UTC")!).component(.year, from: Date(timeIntervalSince1970: start))
+        return InputLimits.startYears.contains(Double(year)) ? nil
+            : "the study must start in the years 2000 to 2100, got \(dayLabel(start, TimeZone(identifier: "UTC")!))"
+    }
+
     /// Parses durations: a number of seconds, or "90s", "15m", "26h", "2d", "1w", "1h30m".
+    /// Only finite durations (text like "nan" or "1e999" is not one).
     public static func parseDuration(_ text: String) -> Double? {
+        guard let d = parseAnyDuration(text), d.isFinite else { return nil }
+        return d
+    }
+
+    private static func parseAnyDuration(_ text: String) -> Double? {
         if let n = Double(text) { return n }
         var total = 0.0
         var number = ""

@@ -19,13 +19,13 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Scenario file (participants, consent, events).")
     var scenario: String?
 
-    @Option(help: "Study length in days (default 14).")
+    @Option(parsing: .unconditional, help: "Study length in days (default 14).")
     var days: Int?
 
-    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
     var participants: Int?
 
-    @Option(help: "Seed of the simulated world (default: the scenario's, else 1).")
+    @Option(parsing: .unconditional, help: "Seed of the simulated world (default: the scenario's, else 1).")
     var seed: Int64?
 
     @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")

@@ -1,20 +1,31 @@
 import ArgumentParser
 import Foundation
 import LuaHost
+import StudyRuntime
 
 /// Flags every command that runs Lua shares: limits and the seed.
 struct LuaOptions: ParsableArguments {
-    @Option(name: .customLong("memory-limit"), help: "Lua heap limit in MiB (0 = none).")
+    @Option(name: .customLong("memory-limit"), parsing: .unconditional, help: "Lua heap limit in MiB (0 = none).")
     var memoryLimitMiB: Int = 256
 
-    @Option(name: .customLong("time-limit"), help: "Wall-clock seconds one call into Lua may run (0 = none).")
+    @Option(name: .customLong("time-limit"), parsing: .unconditional, help: "Wall-clock seconds one call into Lua may run (0 = none).")
     var timeLimitSeconds: Double = 10
 
-    @Option(name: .customLong("instruction-budget"), help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
+    @Option(name: .customLong("instruction-budget"), parsing: .unconditional, help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
     var instructionBudget: Int = 0
 
-    @Option(name: .customLong("seed"), help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
+    @Option(name: .customLong("seed"), parsing: .unconditional, help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
     var seedOption: Int64?
+
+    /// Refuses limits outside their ranges (a non-finite or huge time limit would overflow).
+    func validate() throws {
+        for (flag, value, range) in [("--memory-limit", Double(memoryLimitMiB), InputLimits.memoryLimitMiB),
+                                     ("--time-limit", timeLimitSeconds, InputLimits.timeLimitSeconds),
+                                     ("--instruction-budget", Double(instructionBudget), InputLimits.instructionBudget)]
+        where !range.contains(value) {
+            throw ValidationError("\(flag): \(range.refusal(value))")
+        }
+    }
 
     var seed: Int64 { seedOption ?? 1 }
     var seedGiven: Bool { seedOption != nil }

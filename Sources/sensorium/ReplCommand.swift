@@ -23,10 +23,10 @@ struct ReplCommand: ParsableCommand {
     @Option(help: "Scenario file (default: the protocol's scenario.lua, if any).")
     var scenario: String?
 
-    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
     var participants: Int?
 
-    @Option(help: "Study length in days, for time.studyEnd() (default 14).")
+    @Option(parsing: .unconditional, help: "Study length in days, for time.studyEnd() (default 14).")
     var days: Int?
 
     @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")

@@ -61,7 +61,13 @@ public enum NativeFormat {
         try fm.createDirectory(at: directory, withIntermediateDirectories: true)
         var stats = ExportStats()
         var participantsJSON: [FieldValue] = []
+        var folders: [String: String] = [:]   // folder (lower-cased) → participant id
         for p in study.participants {
+            let folder = safeName(p.id)
+            if let other = folders[folder.lowercased()] {
+                throw ExportError(message: "participants '\(other)' and '\(p.id)' would share the folder \(directory.appendingPathComponent(folder).path); rename one")
+            }
+            folders[folder.lowercased()] = p.id
             let devices = source.devices(participant: p.id)
             var deviceIDs: [SRDevice: String] = [:]
             var devicesJSON: [FieldValue] = []
@@ -80,7 +86,7 @@ public enum NativeFormat {
             var written: [Sensor] = []
             for d in devices {
                 for sensor in study.sensors where sensor.deviceKinds.contains(d.kind) {
-                    let rel = "\(safeName(p.id))/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
+                    let rel = "\(folder)/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
                     progress?(rel)
                     let url = directory.appendingPathComponent(rel)
                     let rows = try writeStream(source: source, participant: p.id, device: d, sensor: sensor,
@@ -125,8 +131,16 @@ public enum NativeFormat {
         return stats
     }
 
+    /// A participant id as one folder name inside the export: letters, digits, `-`, `_` and `.`
+    /// kept, the rest `_`, and never `.`-led (so never `.` or `..`) nor empty.
     static func safeName(_ id: String) -> String {
-        String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        let kept = String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        return kept.isEmpty || kept.hasPrefix(".") ? "_" + kept : kept
+    }
+
+    /// Whether `path` (a manifest's `file`) stays inside the folder: relative, no `..` part.
+    static func staysInside(_ path: String) -> Bool {
+        !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
     }
 
     private static func writeStream(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
@@ -300,7 +314,9 @@ public enum NativeFormat {
                 guard s.deviceKinds.contains(d.kind) else {
                     throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (§3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
                 }
-                guard case .string(let file)? = sm["file"] else { throw fail(sp + ".file", "expected a file path relative to the folder") }
+                guard case .string(let file)? = sm["file"], staysInside(file) else {
+                    throw fail(sp + ".file", "expected a file path relative to the folder, without '..'")
+                }
                 try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,
                               session: session, progress: progress)
             }
@@ -509,4 +525,10 @@ extension FieldValue {
     var objectValue: [String: FieldValue]? {
         if case .object(let o) = self { Dictionary(o, uniquingKeysWith: { a, _ in a }) } else { nil }
     }
+}
+
+/// An export that cannot be written as asked (names that would share a folder).
+public struct ExportError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }
