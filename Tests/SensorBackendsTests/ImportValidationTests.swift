@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import SensorKitModel
 @testable import SensorBackends
 
 /// Values from import files and exports that would leave their folder or hold impossible values.
@@ -19,5 +20,63 @@ final class ImportValidationTests: XCTestCase {
     func testManifestFilePathsMustStayInsideTheFolder() {
         XCTAssertTrue(NativeFormat.staysInside("P1/phone/heartRate.csv"))
         for bad in ["", "/etc/passwd", "../x.csv", "P1/../../x.csv"] { XCTAssertFalse(NativeFormat.staysInside(bad), bad) }
+    }
+
+    /// The message of a failed import (fails the test when the import succeeds).
+    func refusal(_ request: ImportRequest, _ dir: URL, file: StaticString = #filePath, line: UInt = #line) -> String {
+        do {
+            let store = try RecordedStore(path: dir.appendingPathComponent("s-\(UUID().uuidString).sqlite").path)
+            defer { try? store.close() }
+            try store.importData(request)
+            XCTFail("the import was accepted", file: file, line: line)
+            return ""
+        } catch { return "\(error)" }
+    }
+
+    static let device = "{\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\"}"
+
+    /// Out-of-range enumeration raw values and non-finite measurements are refused, not stored (or trapped on).
+    func testMyDataHelpsRawValuesMustBeKnownAndNumbersFinite() throws {
+        let dir = try recordedTempDir(self)
+        for (i, (sample, says)) in [
+            ("{\"lux\": 20, \"placement\": 1e19, \"chromaticity\": {\"x\": 0.3, \"y\": 0.3}}", "column 'placement': expected one of unknown (0), frontTop (1)"),
+            ("{\"lux\": 20, \"placement\": 42, \"chromaticity\": {\"x\": 0.3, \"y\": 0.3}}", "found 42"),
+            ("{\"lux\": 1e999, \"placement\": 1, \"chromaticity\": {\"x\": 0.3, \"y\": 0.3}}", "column 'lux': expected a finite number"),
+        ].enumerated() {
+            let root = dir.appendingPathComponent("mdh\(i)")
+            _ = try writeFile(root, "sensorkit-ambient-light-sensor/iPhone/P1/d1/q.json",
+                              "{\"device\": \(Self.device), \"samples\": [{\"timestamp\": 1732143600, \"sample\": \(sample)}]}")
+            let e = refusal(ImportRequest(format: .mdhJSON, sources: [root.path], progressBar: false), dir)
+            XCTAssertTrue(e.contains(says), e)
+        }
+    }
+
+    func testMyHeartCountsHeartRatesAndConfidencesWithinRange() throws {
+        let dir = try recordedTempDir(self)
+        let watch = "\"<SRDevice: 0x2835; name = Apple Watch; model = Watch; systemName = watchOS; systemVersion = 10.4; productType = Watch6,1>\""
+        for (i, (row, says)) in [("nan,1", "column 'value': expected a number of beats per minute"), ("inf,1", "more than 0 and at most 400"),
+                                 ("-5,1", "column 'value'"), ("70,9", "column 'confidence'")].enumerated() {
+            let folder = dir.appendingPathComponent("mhc\(i)")
+            _ = try writeFile(folder, "heartRate_1.csv", "timestamp,value,confidence,device\n1732143600,\(row),\(watch)\n")
+            let e = refusal(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p1", progressBar: false), dir)
+            XCTAssertTrue(e.contains(says), e)
+        }
+    }
+
+    func testNativeManifestSpansAndIntervalsMustBeOrderedAndFinite() throws {
+        let dir = try recordedTempDir(self)
+        let person = "\"participants\": [{\"id\": \"P1\", \"timeZone\": \"UTC\", \"devices\": [], \"streams\": []"
+        for (i, (body, says)) in [
+            ("\"span\": {\"start\": 1772496000, \"end\": 1772409600}, \(person)}]", "$.span: the span must start before it ends"),
+            ("\(person), \"recording\": [{\"sensor\": \"heartRate\", \"device\": null, \"after\": 1772409600, \"through\": 1772400000}]}]",
+             "recording[0]: a recording interval must start before it ends"),
+            ("\(person), \"recording\": [{\"sensor\": \"heartRate\", \"device\": null, \"after\": 1e999, \"through\": 1772400000}]}]",
+             "recording[0].after: expected a finite number"),
+        ].enumerated() {
+            let folder = dir.appendingPathComponent("native\(i)")
+            _ = try writeFile(folder, "manifest.json", "{\"format\": \"\(NativeFormat.formatName)\", \"version\": 1, \(body)}")
+            let e = refusal(ImportRequest(format: .native, sources: [folder.path], progressBar: false), dir)
+            XCTAssertTrue(e.contains(says), e)
+        }
     }
 }

@@ -219,8 +219,15 @@ public enum NativeFormat {
         }
         if case .object(let span)? = topMap["span"] {
             let m = Dictionary(span, uniquingKeysWith: { a, _ in a })
-            if let s = m["start"]?.number { try session.setMeta("spanStart", "\(s)") }
-            if let e = m["end"]?.number { try session.setMeta("spanEnd", "\(e)") }
+            let s = m["start"]?.number, e = m["end"]?.number
+            for (key, x) in [("start", s), ("end", e)] {
+                guard let x else { continue }
+                guard x.isFinite else { throw fail("$.span.\(key)", "expected a finite number (seconds since 1970), found \(x)") }
+                if let problem = Plausible.problem(x) { throw fail("$.span.\(key)", problem) }
+            }
+            if let s, let e, !(s < e) { throw fail("$.span", "the span must start before it ends (start \(s), end \(e))") }
+            if let s { try session.setMeta("spanStart", "\(s)") }
+            if let e { try session.setMeta("spanEnd", "\(e)") }
         }
         guard case .array(let people)? = topMap["participants"] else { throw fail("$.participants", "expected an array of participants") }
         var matched = false
@@ -267,7 +274,7 @@ public enum NativeFormat {
                 }
             }
             func number(_ v: FieldValue?, _ path: String, date: Bool = true) throws -> Double {
-                guard let x = v?.number else { throw fail(path, "expected a number (seconds since 1970)") }
+                guard let x = v?.number, x.isFinite else { throw fail(path, "expected a finite number (seconds since 1970)") }
                 if date, x.isFinite, let problem = Plausible.problem(x) { throw fail(path, problem) }
                 return x
             }
@@ -277,10 +284,11 @@ public enum NativeFormat {
                 let rm = Dictionary(ro, uniquingKeysWith: { a, _ in a })
                 var stakeholder = "studyApp"
                 if case .string(let s)? = rm["stakeholder"] { stakeholder = s }
+                let after = try number(rm["after"], rp + ".after"), through = try number(rm["through"], rp + ".through")
+                guard after < through else { throw fail(rp, "a recording interval must start before it ends (after \(after), through \(through))") }
                 try session.addRecordingInterval(participant: id, RecordingInterval(
                     sensor: try sensor(rm["sensor"], rp + ".sensor"), device: try device(rm["device"], rp + ".device"),
-                    after: try number(rm["after"], rp + ".after"), through: try number(rm["through"], rp + ".through"),
-                    stakeholder: stakeholder))
+                    after: after, through: through, stakeholder: stakeholder))
             }
             for (i, av) in (m["authorization"]?.arrayItems ?? []).enumerated() {
                 let ap = "\(pp).authorization[\(i)]"
@@ -410,12 +418,17 @@ public enum NativeFormat {
         switch f.type.columnKind {
         case .double:
             guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
+            guard x.isFinite else { throw bad("a finite number") }
             if f.type == .date, x.isFinite, let problem = Plausible.problem(x) {
                 throw ImportError(file: path, line: csv.line, field: name, problem)
             }
             c.appendDouble(x)
         case .int:
-            if let x = NumberParser.int(csv.bytes(i)) { c.appendInt(x); return }
+            if let x = NumberParser.int(csv.bytes(i)) {
+                guard f.type.accepts(raw: x) else { throw bad(f.type.allowedRaw) }
+                c.appendInt(x)
+                return
+            }
             if let raw = f.type.rawValue(forName: csv.string(i)) { c.appendInt(raw); return }
             let names = f.type.namedValues.map(\.name)
             throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
