@@ -10,8 +10,12 @@ APT_PACKAGES += chromium fonts-dejavu-core
 DEMO         ?= protocols/sleep_light
 DEMO_OUT     ?= demo-report
 BIN_RELEASE  := .build/release/sensorium
+PREFIX       ?= /usr/local
+FUZZ_SEED    ?= 1
+FUZZ_CASES   ?= 5000
+FUZZ_JOBS    ?= 2
 
-.PHONY: all deps build release demo test golden bench bench-peers clean
+.PHONY: all deps build release demo test golden bench bench-peers fuzz install uninstall clean
 
 all: build
 
@@ -42,11 +46,26 @@ demo: release
 	@echo "report: $(abspath $(DEMO_OUT))/index.html"
 
 
-## test: every unit test, then the golden protocols
+## test: every unit test, the golden protocols, then a brief fixed-count fuzz run
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
+	.build/debug/sensorium fuzz --cases 50 --seed $(FUZZ_SEED)
+
+## fuzz: the long fuzz run (release build): FUZZ_CASES cases from FUZZ_SEED, FUZZ_JOBS at once
+fuzz: release
+	$(BIN_RELEASE) fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
+
+## install: sensorium into $(PREFIX)/bin, its stdlib into $(PREFIX)/share/sensorium/stdlib
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/sensorium/stdlib
+	install -m 755 $(BIN_RELEASE) $(DESTDIR)$(PREFIX)/bin/sensorium
+	install -m 644 stdlib/*.lua $(DESTDIR)$(PREFIX)/share/sensorium/stdlib/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/sensorium
+	rm -rf $(DESTDIR)$(PREFIX)/share/sensorium
 
 bench: release
 	$(BIN_RELEASE) bench lua

@@ -36,7 +36,10 @@ public struct ScenarioError: Error, CustomStringConvertible {
     public var file: String
     public var path: String
     public var message: String
-    public var description: String { path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)" }
+    public var description: String {
+        if path.isEmpty { return message.hasPrefix(file + ":") ? message : "\(file): \(message)" }   // a Lua error names the file itself
+        return "\(file): \(path): \(message)"
+    }
 }
 
 extension Scenario {

@@ -38,12 +38,25 @@ struct LuaOptions: ParsableArguments {
 }
 
 /// Finds the project's `stdlib/` folder: $SENSORIUM_STDLIB, else the nearest
-/// `stdlib` beside the current folder or the executable, walking upwards.
+/// `stdlib` beside the current folder or the executable, walking upwards (in a
+/// checkout, beside Package.swift), else `../share/sensorium/stdlib` from the
+/// executable (where `make install` puts it).
 func locateStdlib() -> String? {
     if let env = ProcessInfo.processInfo.environment["SENSORIUM_STDLIB"], !env.isEmpty { return env }
     let fm = FileManager.default
+    if let found = checkoutStdlib() { return found }
+    let exeDir = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent()
+    let installed = exeDir.deletingLastPathComponent().appendingPathComponent("share/sensorium/stdlib")
+    var isDir: ObjCBool = false
+    if fm.fileExists(atPath: installed.path, isDirectory: &isDir), isDir.boolValue { return installed.path }
+    return nil
+}
+
+/// The `stdlib` of a checkout (a folder with Package.swift) above the current folder or the executable.
+private func checkoutStdlib() -> String? {
+    let fm = FileManager.default
     var starts = [fm.currentDirectoryPath]
-    let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    let exe = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent().path
     starts.append(exe)
     for start in starts {
         var dir = URL(fileURLWithPath: start)

@@ -13,10 +13,14 @@ struct Sensorium: ParsableCommand {
         }
     }
 
+    /// `sensorium --version`: this release and the Lua it embeds.
+    static let version = "sensorium 0.1.0 (Lua 5.4)"
+
     static let configuration = CommandConfiguration(
         commandName: "sensorium",
         abstract: "Run SensorKit study protocols written in Lua, in virtual time.",
+        version: Sensorium.version,
         subcommands: [RunCommand.self, ReplCommand.self, TestCommand.self, CheckCommand.self, SensorsCommand.self, BenchCommand.self,
-                      ImportCommand.self, ExportCommand.self, InspectCommand.self, MergeCommand.self]
+                      ImportCommand.self, ExportCommand.self, InspectCommand.self, MergeCommand.self, FuzzCommand.self]
     )
 }

@@ -164,3 +164,49 @@ extension SensoriumCLITests {
     func testBadInputScriptArgumentsAreErrorsNotHangsOrTraps() throws { try check(BadInput.scriptCases) }
     func testBadInputFlagsAreRefusedWithTheirRange() throws { try check(BadInput.flagCases) }
 }
+
+/// Exports that cannot fit, and the installed layout (`make install`).
+extension SensoriumCLITests {
+    func testAnExportThatCannotFitIsRefusedBeforeItStarts() throws {
+        let r = try sensorium(["export", "--into", "huge", "--days", "366", "--participants", "1000"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        assertContains(r.stderr, "export: up to about")
+        assertContains(r.stderr, "export: not started: huge has")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("huge").path), "nothing written")
+
+        let small = try sensorium(["export", "--into", "small", "--days", "1", "--participants", "1", "--sensors", "heartRate"])
+        XCTAssertEqual(small.status, 0, small.stderr)
+        assertContains(small.stderr, "export: up to about")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("small/manifest.json").path))
+    }
+
+    /// `make install` puts the program in PREFIX/bin and the stdlib in PREFIX/share/sensorium/stdlib:
+    /// run from a folder far from any checkout, the installed program finds its stdlib.
+    func testTheInstalledLayoutFindsItsStdlibFromAnyFolder() throws {
+        let fm = FileManager.default
+        let prefix = folder.appendingPathComponent("prefix")
+        try fm.createDirectory(at: prefix.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        try fm.createDirectory(at: prefix.appendingPathComponent("share/sensorium"), withIntermediateDirectories: true)
+        try fm.copyItem(at: SensoriumCLITests.executable!, to: prefix.appendingPathComponent("bin/sensorium"))
+        let stdlib = SensoriumCLITests.executable!.deletingLastPathComponent()   // .build/debug → the checkout's stdlib, found by walking up
+        var checkout = stdlib
+        while !fm.fileExists(atPath: checkout.appendingPathComponent("stdlib/summary.lua").path) && checkout.path != "/" { checkout.deleteLastPathComponent() }
+        try fm.copyItem(at: checkout.appendingPathComponent("stdlib"), to: prefix.appendingPathComponent("share/sensorium/stdlib"))
+        try write("elsewhere/study.lua", "local t = require \"time\"\nprint(t.formatDuration(5400))\n")
+        let process = Process()
+        process.executableURL = prefix.appendingPathComponent("bin/sensorium")
+        process.arguments = ["run", "study.lua", "--days", "1", "--participants", "1"]
+        process.currentDirectoryURL = folder.appendingPathComponent("elsewhere")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SENSORIUM_STDLIB"] = nil
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        assertContains(text, "1h 30m")
+    }
+}
