@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import GRDB
 import SensorKitModel
 @testable import SensorBackends
 
@@ -78,5 +79,63 @@ final class ImportValidationTests: XCTestCase {
             let e = refusal(ImportRequest(format: .native, sources: [folder.path], progressBar: false), dir)
             XCTAssertTrue(e.contains(says), e)
         }
+    }
+
+    // MARK: stores
+
+    /// A small native study imported into a new store; returns its path.
+    func smallStore(_ dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("study.sqlite").path
+        let store = try RecordedStore(path: path)
+        _ = try writeFile(dir, "mhc/heartRate_1.csv", "timestamp,value,confidence,device\n1732143600,61,1,\n1732143601,62,2,\n")
+        try store.importData(ImportRequest(format: .mhcCSV, sources: [dir.appendingPathComponent("mhc").path], participant: "p1", progressBar: false))
+        try store.checkpoint()
+        try store.close()
+        return path
+    }
+
+    func fileState(_ path: String) throws -> (Data, Date, [String]) {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let side = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }
+        return (try Data(contentsOf: URL(fileURLWithPath: path)),
+                try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date, side.sorted())
+    }
+
+    /// Reading a store (inspect, replay) opens it read-only: its bytes, its date and its folder stay as they were.
+    func testReadingAStoreWritesNothing() throws {
+        let dir = try recordedTempDir(self)
+        let path = try smallStore(dir)
+        let before = try fileState(path)
+        XCTAssertEqual(before.2, [], "no side files after the import closed")
+        let store = try RecordedStore(path: path, readOnly: true)
+        let source = try store.source()
+        XCTAssertEqual(source.participants.map(\.id), ["p1"])
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .mhcCSV, sources: [dir.appendingPathComponent("mhc").path], participant: "p2", progressBar: false)))
+        try store.close()
+        let after = try fileState(path)
+        XCTAssertEqual(before.0, after.0)
+        XCTAssertEqual(before.1, after.1)
+        // SQLite may leave its shared-memory index beside a WAL store; the log holds nothing.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        XCTAssertEqual(wal, 0, "nothing written to the write-ahead log")
+    }
+
+    /// `import --into` a SQLite file that is not a Sensorium store, or a file that is not SQLite, is refused and leaves it untouched.
+    func testImportRefusesAForeignFile() throws {
+        let dir = try recordedTempDir(self)
+        let foreign = dir.appendingPathComponent("other.sqlite").path
+        let q = try DatabaseQueue(path: foreign)
+        try q.write { db in try db.execute(sql: "CREATE TABLE notes(text); INSERT INTO notes VALUES ('keep me')") }
+        try q.close()
+        let text = dir.appendingPathComponent("notes.sqlite").path
+        try "not a database\n".write(toFile: text, atomically: true, encoding: .utf8)
+        for (path, says) in [(foreign, "a SQLite database without Sensorium's tables"), (text, "not a SQLite database")] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            XCTAssertThrowsError(try RecordedStore(path: path)) { XCTAssertTrue("\($0)".contains(says), "\($0)") }
+            XCTAssertThrowsError(try RecordedStore(path: path, readOnly: true))
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before, "left untouched")
+        }
+        let mode = try DatabaseQueue(path: foreign).read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") }
+        XCTAssertEqual(mode, "delete", "not switched to WAL")
     }
 }
