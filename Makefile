@@ -7,6 +7,8 @@ SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev
 # Headless Chromium and a font: the browser test renders the HTML run report to PNG.
 APT_PACKAGES += chromium fonts-dejavu-core
+# tmux: the REPL test types Ctrl-C on a real terminal.
+APT_PACKAGES += tmux
 DEMO         ?= protocols/sleep_light
 DEMO_OUT     ?= demo-report
 BIN_RELEASE  := .build/release/sensorium

@@ -210,3 +210,80 @@ extension SensoriumCLITests {
         assertContains(text, "1h 30m")
     }
 }
+
+/// The REPL on a real terminal (tmux): Ctrl-C at the prompt or mid-line drops the line and keeps the session.
+extension SensoriumCLITests {
+    func tmux(_ args: [String]) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["tmux"] + args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Waits (up to 30 s) until the pane shows `text`; returns the pane.
+    func waitForPane(_ session: String, _ text: String) throws -> String {
+        var pane = ""
+        for _ in 0..<300 {
+            pane = try tmux(["capture-pane", "-p", "-t", session])
+            if pane.contains(text) { return pane }
+            usleep(100_000)
+        }
+        XCTFail("the pane never showed \(String(reflecting: text)):\n\(pane)")
+        return pane
+    }
+
+    func testReplSurvivesCtrlCAtThePromptAndMidLine() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else { throw XCTSkip("tmux is not installed (make deps installs it)") }
+        let session = "sensorium-ctrlc-\(getpid())"
+        let exe = SensoriumCLITests.executable!.path
+        _ = try tmux(["new-session", "-d", "-s", session, "-x", "250", "-y", "40", "-c", folder.path,
+                      "\(exe) repl --days 1 --participants 1 --history \(folder.path)/history; echo REPL-ENDED-$?; sleep 30"])
+        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        _ = try waitForPane(session, ":help for help")
+        _ = try tmux(["send-keys", "-t", session, "C-c"])                       // at an empty prompt
+        _ = try waitForPane(session, "^C")
+        _ = try tmux(["send-keys", "-t", session, "x = 'half a line", ""])      // mid-line, then Ctrl-C
+        _ = try tmux(["send-keys", "-t", session, "C-c"])
+        _ = try tmux(["send-keys", "-t", session, "=40 + 2", "Enter"])
+        let pane = try waitForPane(session, "42")
+        XCTAssertFalse(pane.contains("REPL-ENDED"), pane)
+        _ = try tmux(["send-keys", "-t", session, "=x", "Enter"])
+        _ = try waitForPane(session, "nil")                                     // the dropped line never ran
+        _ = try tmux(["send-keys", "-t", session, ":quit", "Enter"])
+        _ = try waitForPane(session, "REPL-ENDED-0")
+    }
+}
+
+/// `sensorium check` names the line of each problem and suggests a spelling once.
+extension SensoriumCLITests {
+    func testCheckNamesLinesAndSuggestsOnce() throws {
+        try write("lines/protocol.lua", """
+        study {
+          id = "x", title = "X", usage = "Uses.",
+          entitlements = { "ambient-light-sensr", "heart-rate" },
+          sensors = {
+            ambientLightSensr = { detail = "Light." },
+            heartRate = { detail = "" },
+          },
+        }
+        local h = sensorkit.reader "heartRate"
+        local r = sensorkit.reader "pedometerData"
+        """)
+        let r = try sensorium(["check", "lines/protocol.lua"])
+        XCTAssertEqual(r.status, 1)
+        assertContains(r.stdout, "protocol.lua:1: warning[missing-privacy-policy]")
+        assertContains(r.stdout, "protocol.lua:3: warning[unknown-entitlement]")
+        assertContains(r.stdout, "protocol.lua:5: error[unknown-sensor]")
+        assertContains(r.stdout, "protocol.lua:6: error[missing-detail-text] sensors.heartRate: the usage detail's `detail` text is empty")
+        assertContains(r.stdout, "protocol.lua:10: error[used-without-entitlement]")
+        for line in r.stdout.split(separator: "\n") {
+            XCTAssertLessThanOrEqual(line.components(separatedBy: "did you mean").count - 1, 1, "suggested twice: \(line)")
+        }
+    }
+}
