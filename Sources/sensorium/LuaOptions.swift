@@ -103,6 +103,18 @@ final class OutputBuffer {
     deinit { flush() }
 }
 
+/// Writes an error message to standard error, cut to `bounded` length.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    let shown = bounded(text)
+    FileHandle.standardError.write(Data((shown.hasSuffix("\n") ? shown : shown + "\n").utf8))
+}
+
+/// At most `limit` bytes of `text`: a message that quotes a huge input (a 10 MB line, a
+/// 100,000-character name) keeps its head and tail and says how much was left out.
+func bounded(_ text: String, limit: Int = 8_192) -> String {
+    let bytes = text.utf8.count
+    guard bytes > limit else { return text }
+    let head = String(decoding: text.utf8.prefix(limit * 3 / 4), as: UTF8.self)
+    let tail = String(decoding: text.utf8.suffix(limit / 4), as: UTF8.self)
+    return head + "\n… (\(bytes - limit) bytes of this message left out) …\n" + tail
 }

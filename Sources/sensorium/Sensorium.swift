@@ -8,6 +8,11 @@ struct Sensorium: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch let error as ExitCode {
+            exit(withError: error)
+        } catch where "\(error)".utf8.count > 8_192 && !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
+            printError("Error: " + bounded("\(error)"))   // a message quoting huge input stays readable
+            exit(withError: ExitCode(1))
         } catch {
             exit(withError: error)
         }
