@@ -8,11 +8,17 @@ APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev l
 # Headless Chromium and a font: the browser test renders the HTML run report to PNG.
 APT_PACKAGES += chromium fonts-dejavu-core
 SLURM_PACKAGES := slurm-wlm munge
+# tmux: the REPL test types Ctrl-C on a real terminal.
+APT_PACKAGES += tmux
 DEMO         ?= protocols/sleep_light
 DEMO_OUT     ?= demo-report
 BIN_RELEASE  := .build/release/sensorium
+PREFIX       ?= /usr/local
+FUZZ_SEED    ?= 1
+FUZZ_CASES   ?= 5000
+FUZZ_JOBS    ?= 2
 
-.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench bench-peers clean
+.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench bench-peers fuzz install uninstall clean
 
 all: build
 
@@ -51,12 +57,13 @@ demo: release
 	@echo "report: $(abspath $(DEMO_OUT))/index.html"
 
 
-## test: the import rule (docs/architecture.md), every unit test, the golden protocols, then a cohort on a one-node Slurm cluster
+## test: the import rule (docs/architecture.md), every unit test, the golden protocols, a brief fixed-count fuzz run, then a cohort on a one-node Slurm cluster
 test: deps
 	sh scripts/check-imports.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
+	.build/debug/sensorium fuzz --cases 50 --seed $(FUZZ_SEED)
 	$(MAKE) --no-print-directory slurm-test
 
 ## slurm-test: start slurmctld + slurmd on localhost, run a cohort as a 3-shard array job
@@ -65,6 +72,20 @@ SLURM_TEST_COHORT ?= protocols/data_quality 3 --participants 6 --days 4
 slurm-test: slurm-deps
 	$(SWIFT) build --product sensorium
 	sh contrib/slurm/local-cluster-test.sh .build/debug/sensorium $(SLURM_TEST_COHORT)
+
+## fuzz: the long fuzz run (release build): FUZZ_CASES cases from FUZZ_SEED, FUZZ_JOBS at once
+fuzz: release
+	$(BIN_RELEASE) fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
+
+## install: sensorium into $(PREFIX)/bin, its stdlib into $(PREFIX)/share/sensorium/stdlib
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/sensorium/stdlib
+	install -m 755 $(BIN_RELEASE) $(DESTDIR)$(PREFIX)/bin/sensorium
+	install -m 644 stdlib/*.lua $(DESTDIR)$(PREFIX)/share/sensorium/stdlib/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/sensorium
+	rm -rf $(DESTDIR)$(PREFIX)/share/sensorium
 
 bench: release
 	$(BIN_RELEASE) bench lua

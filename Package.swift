@@ -37,7 +37,7 @@ let package = Package(
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
-        .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel"]),
+        .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).

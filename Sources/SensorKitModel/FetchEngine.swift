@@ -1,3 +1,5 @@
+import Foundation
+
 /// `SRFetchRequest` (contract §7.1): the range `(from, to]` on the SR write-time axis and a device.
 ///
 /// `from`/`to` are optional so that "never assigned" can be told from 0 (contract §7.2 caveat).
@@ -109,7 +111,19 @@ public enum FetchEngine {
                                                 : request.from == nil ? "`from` was never set" : "`to` was never set"))
         }
         guard from.rawValue <= to.rawValue, !from.rawValue.isNaN, !to.rawValue.isNaN else {
-            return .failed(.fetchRequestInvalid("`from` (\(from.rawValue)) is after `to` (\(to.rawValue))"))
+            // Said in the participant's wall-clock time (UTC), as the protocol wrote the range, not in SR seconds.
+            let clock = context.clock
+            func wall(_ t: SRAbsoluteTime) -> String {
+                guard t.rawValue.isFinite else { return "\(t.rawValue)" }
+                let w = clock.wallTime(atTrue: clock.trueTime(of: t))
+                guard abs(w) < 1e11 else { return "\(w)" }
+                let f = DateFormatter()
+                f.locale = Locale(identifier: "en_US_POSIX")
+                f.timeZone = TimeZone(identifier: "UTC")
+                f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+                return f.string(from: Date(timeIntervalSince1970: w)) + " UTC"
+            }
+            return .failed(.fetchRequestInvalid("`from` (\(wall(from))) is after `to` (\(wall(to)))"))
         }
         guard context.entitled else { return .failed(.invalidEntitlement(context.sensor)) }
         guard context.status == .authorized else { return .failed(.noAuthorization(context.sensor, context.status)) }

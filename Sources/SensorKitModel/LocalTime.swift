@@ -55,7 +55,7 @@ public enum LocalTime {
         guard let datePart = parts.first, parts.count <= 2 else { return nil }
         let ymdText = datePart.split(separator: "-", omittingEmptySubsequences: false)
         let ymd = ymdText.compactMap { Int($0) }
-        guard ymdText.count == 3, ymd.count == 3, (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
+        guard ymdText.count == 3, ymd.count == 3, (1...9999).contains(ymd[0]), (1...12).contains(ymd[1]), (1...31).contains(ymd[2]) else { return nil }
         var comps = DateComponents(year: ymd[0], month: ymd[1], day: ymd[2], hour: 0, minute: 0, second: 0)
         if parts.count > 1 {
             let hmsText = parts[1].split(separator: ":", omittingEmptySubsequences: false)
@@ -81,7 +81,8 @@ public enum LocalTime {
     public static func parse(_ text: String, _ tz: TimeZone, studyStart: Double) -> Double? {
         guard text.hasPrefix("day ") else { return parse(text, tz) }
         let parts = text.dropFirst(4).split(separator: " ")
-        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, parts.count <= 2 else { return nil }
+        // A study lasts at most 366 days: day numbers beyond 367 are refused, not looped to.
+        guard let n = parts.first.flatMap({ Int($0) }), n >= 1, n <= 367, parts.count <= 2 else { return nil }
         var day = studyStart
         for _ in 1..<n { day = nextDay(day, tz) }
         var (h, m) = (0, 0)

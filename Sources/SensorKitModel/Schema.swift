@@ -104,6 +104,24 @@ public enum FieldType: Sendable, Hashable {
         }
     }
 
+    /// Whether `raw` is a value of this type: one of an enumeration's cases, a set of an
+    /// option set's bits; any integer for other types. Importers refuse the rest.
+    public func accepts(raw: Int64) -> Bool {
+        switch self {
+        case .enumeration(_, let cases): return cases.contains { $0.rawValue == raw }
+        case .optionSet(_, let bits): return raw >= 0 && raw & ~bits.reduce(Int64(0)) { $0 | $1.rawValue } == 0
+        default: return true
+        }
+    }
+
+    /// The allowed raw values, for messages: "unknown (0), frontTop (1), …" or "bits within 15".
+    public var allowedRaw: String {
+        switch self {
+        case .optionSet(_, let bits): return "option bits within \(bits.reduce(Int64(0)) { $0 | $1.rawValue })"
+        default: return namedValues.map { "\($0.name) (\($0.rawValue))" }.joined(separator: ", ")
+        }
+    }
+
     /// The name of an enumeration raw value (`.enumeration` only).
     public func caseName(for raw: Int64) -> String? { namedValues.first { $0.rawValue == raw }?.name }
 

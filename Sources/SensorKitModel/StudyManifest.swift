@@ -240,7 +240,7 @@ public struct StudyManifest: Sendable, Hashable {
         }
         let text = entries.first { ["detail", "Description", "description"].contains($0.key) }?.value
         guard let t = text?.stringValue, !trimmed(t).isEmpty else {
-            let what = text.map { "is a \($0.typeName)" } ?? "is missing"
+            let what = text.map { $0.stringValue != nil ? "is empty" : "is a \($0.typeName)" } ?? "is missing"
             return .failure(DetailProblem(code: "missing-detail-text", message: "the usage detail's `detail` text \(what)"))
         }
         var required = false

@@ -240,8 +240,8 @@ public struct WorldSwitches: Sendable, Hashable {
                               suggestions: Suggestions.closest(to: knob, among: WorldSwitches.knobs.map(\.name) + otherKnobs))
         }
         func fail(_ message: String) -> SwitchError { SwitchError(knob: name, message: message, allowed: doc.allowed) }
-        func perSensor(_ map: inout [Sensor: Double], _ check: (Double) -> Bool = { $0 >= 0 }) throws {
-            try WorldSwitches.setPerSensorSeconds(&map, name: name, value: value, allowed: doc.allowed, check: check)
+        func perSensor(_ map: inout [Sensor: Double], _ range: ClosedRange<Double> = 0...WorldSwitches.longestDuration) throws {
+            try WorldSwitches.setPerSensorSeconds(&map, name: name, value: value, allowed: doc.allowed, range: range)
         }
         if sensorPart != nil && !["holdingPeriod", "retention", "outOfOrderJitter"].contains(knob) {
             throw fail("is not a per-sensor switch")
@@ -252,8 +252,10 @@ public struct WorldSwitches: Sendable, Hashable {
             throw SwitchError(knob: name, message: "unknown value \"\(s)\"", allowed: doc.allowed,
                               suggestions: Suggestions.closest(to: s, among: E.allCases.map(\.rawValue)))
         }
-        func seconds() throws -> Double {
-            guard let d = WorldSwitches.seconds(value), d >= 0 else { throw fail("cannot use \(value)") }
+        func seconds(_ range: ClosedRange<Double> = 0...WorldSwitches.longestDuration) throws -> Double {
+            guard let d = WorldSwitches.seconds(value), range.contains(d) else {
+                throw fail("cannot use \(value) (from \(WorldSwitches.durationText(range.lowerBound)) to \(WorldSwitches.durationText(range.upperBound)))")
+            }
             return d
         }
         func bool() throws -> Bool {
@@ -278,7 +280,9 @@ public struct WorldSwitches: Sendable, Hashable {
         case "holdingPeriod": try perSensor(&holdingPeriod)
         case "retention": try perSensor(&retention)
         case "tombstoneRetention": tombstoneRetention = try seconds()
-        case "agePurgeInterval": agePurgeInterval = try seconds()
+        case "agePurgeInterval":
+            // 0 purges continuously; a positive interval of at least a minute bounds the purge records.
+            if WorldSwitches.seconds(value) == 0 { agePurgeInterval = 0 } else { agePurgeInterval = try seconds(60...WorldSwitches.longestDuration) }
         case "purgeWhenNoInterestedClients": purgeWhenNoInterestedClients = try bool()
         case "priorDataVisibility": priorDataVisibility = try choice(PriorDataVisibility.self)
         case "nilDeviceMode": nilDeviceMode = try choice(NilDeviceMode.self)
@@ -289,7 +293,7 @@ public struct WorldSwitches: Sendable, Hashable {
             case .string(let s) where s.lowercased() == "cfaligned": epochMode = .cfAligned(offset: 0)
             case .table(let t):
                 let offset = try t["offset"].map { v -> Double in
-                    guard let d = WorldSwitches.seconds(v) else { throw fail("offset cannot be \(v)") }
+                    guard let d = WorldSwitches.seconds(v), abs(d) <= 100 * 366 * 86_400 else { throw fail("offset cannot be \(v) (at most 100 years either way)") }
                     return d
                 } ?? 0
                 let mode: String?
@@ -310,11 +314,11 @@ public struct WorldSwitches: Sendable, Hashable {
         case "duplicateRate":
             guard case .number(let d) = value, d >= 0, d <= 1 else { throw fail("cannot use \(value)") }
             duplicateRate = d
-        case "outOfOrderJitter": try perSensor(&outOfOrderJitter)
+        case "outOfOrderJitter": try perSensor(&outOfOrderJitter, 0...86_400)
         case "lockedFetchError": lockedFetchError = try code()
         case "fetchDevicesDeniedError": fetchDevicesDeniedError = try code()
         case "concurrentFetchPolicy": concurrentFetchPolicy = try choice(ConcurrentFetchPolicy.self)
-        case "watchSyncLag": watchSyncLag = try seconds()
+        case "watchSyncLag": watchSyncLag = try seconds(0...30 * 86_400)
         case "missingEntitlementMode": missingEntitlementMode = try choice(MissingEntitlementMode.self)
         case "strictPrivacyPolicy": strictPrivacyPolicy = try bool()
         case "platform": platform = try choice(Platform.self)
@@ -337,12 +341,12 @@ public struct WorldSwitches: Sendable, Hashable {
     /// name one sensor's value. Values failing `check` and unknown sensors throw a `SwitchError`
     /// (`allowed` says what the knob accepts); on error `map` is unchanged.
     public static func setPerSensorSeconds(_ map: inout [Sensor: Double], name: String, value: SwitchValue, allowed: String,
-                                           check: (Double) -> Bool = { $0 >= 0 }) throws {
+                                           range: ClosedRange<Double> = 0...WorldSwitches.longestDuration) throws {
         let parts = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let knob = parts[0], sensorPart = parts.count > 1 ? parts[1] : nil
         func parse(_ v: SwitchValue, _ label: String) throws -> Double {
-            guard let d = WorldSwitches.seconds(v), check(d) else {
-                throw SwitchError(knob: label, message: "cannot use \(v)", allowed: allowed)
+            guard let d = WorldSwitches.seconds(v), range.contains(d) else {
+                throw SwitchError(knob: label, message: "cannot use \(v) (from \(WorldSwitches.durationText(range.lowerBound)) to \(WorldSwitches.durationText(range.upperBound)))", allowed: allowed)
             }
             return d
         }
@@ -367,6 +371,17 @@ public struct WorldSwitches: Sendable, Hashable {
             let d = try parse(value, name)
             for s in Sensor.allCases { map[s] = d }
         }
+    }
+
+    /// The longest duration a switch takes: ten years (holding, retention, tombstones).
+    public static let longestDuration: Double = 3_660 * 86_400
+
+    /// Seconds as a switch value would say them: "60s", "1d", "3660d".
+    static func durationText(_ d: Double) -> String {
+        if d == 0 { return "0" }
+        if d.truncatingRemainder(dividingBy: 86_400) == 0 { return "\(Int(d / 86_400))d" }
+        if d.truncatingRemainder(dividingBy: 60) == 0 && d < 3_600 { return "\(Int(d / 60))m" }
+        return d.rounded() == d && abs(d) < 1e15 ? "\(Int64(d))s" : "\(d)s"
     }
 
     /// Sets several knobs, in key order, stopping at the first error.

@@ -44,8 +44,9 @@ extension Bindings {
         }
         c.method("byWindow") { [unowned self] s, call in
             let seconds = try call.double(2)
-            guard seconds > 0 else { throw LuaArgumentError(index: 2, message: "window length must be positive seconds") }
+            guard InputLimits.window.contains(seconds) else { throw LuaArgumentError(index: 2, message: "window length: \(InputLimits.window.refusal(seconds))") }
             let origin = try call.optionalDouble(3) ?? self.run.settings.start
+            guard InputLimits.instant.contains(origin) else { throw LuaArgumentError(index: 3, message: "origin: \(InputLimits.instant.refusal(origin))") }
             call.push(GroupedSet(set: s, grouping: .window(seconds: seconds, origin: origin)), as: self.groupsClass)
             return 1
         }

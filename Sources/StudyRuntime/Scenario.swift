@@ -38,7 +38,10 @@ public struct ScenarioError: Error, CustomStringConvertible {
     public var file: String
     public var path: String
     public var message: String
-    public var description: String { path.isEmpty ? "\(file): \(message)" : "\(file): \(path): \(message)" }
+    public var description: String {
+        if path.isEmpty { return message.hasPrefix(file + ":") ? message : "\(file): \(message)" }   // a Lua error names the file itself
+        return "\(file): \(path): \(message)"
+    }
 }
 
 extension Scenario {
@@ -65,11 +68,11 @@ extension Scenario {
         func fail(_ path: String, _ message: String) -> ScenarioError { ScenarioError(file: file, path: path, message: message) }
         try Scenario.checkKeys(table, Scenario.topKeys, path: "", fail)
         if let v = table["days"], !v.isNil {
-            guard let d = v.integerValue, d > 0, d <= 366 else { throw fail("days", "expected a whole number of days from 1 to 366, got \(v.typeName == "number" ? "\(v.doubleValue!)" : v.typeName)") }
-            days = Int(d)
+            days = Int(try Scenario.number(v, InputLimits.days, path: "days", fail))
         }
         if let v = table["start"], !v.isNil {
-            guard let s = v.stringValue, LocalTime.parse(s, TimeZone(identifier: "UTC")!) != nil else { throw fail("start", "expected a date like \"2026-03-02\"") }
+            guard let s = v.stringValue, let t = LocalTime.parse(s, TimeZone(identifier: "UTC")!) else { throw fail("start", "expected a date like \"2026-03-02\", got \(Scenario.describe(v))") }
+            if let problem = LocalTime.startProblem(t) { throw fail("start", problem) }
             start = s
         }
         if let v = table["timezone"], !v.isNil {
@@ -103,22 +106,26 @@ extension Scenario {
         if let v = table["simulation"], !v.isNil {
             guard let t = v.tableValue else { throw fail("simulation", "expected a table") }
             for e in t.entries {
-                guard let k = e.key.stringValue, let n = e.value.doubleValue else { throw fail("simulation", "expected name = number entries") }
+                guard let k = e.key.stringValue else { throw fail("simulation", "expected name = number entries") }
+                guard let range = InputLimits.simulation[k] else {
+                    throw fail("simulation.\(k)", "unknown setting; the watch sync lag is switches.watchSyncLag (known: \(InputLimits.simulation.keys.sorted().joined(separator: ", ")))")
+                }
+                let n = try Scenario.number(e.value, range, path: "simulation.\(k)", fail)
                 switch k {
                 case "writeBatchSeconds": simulation.writeBatchSeconds = n
                 case "reportWindow": simulation.reportWindow = n
-                case "ambientLightPeriod": simulation.ambientLightPeriod = n
-                default: throw fail("simulation.\(k)", "unknown setting; the watch sync lag is switches.watchSyncLag (known: writeBatchSeconds, reportWindow, ambientLightPeriod)")
+                default: simulation.ambientLightPeriod = n
                 }
             }
         }
         switch table["participants"] {
         case nil, .nil?: break
-        case .integer(let n)?:
-            guard n > 0, n <= 1000 else { throw fail("participants", "expected 1 to 1000 participants") }
-            participantCount = Int(n)
+        case let v? where v.typeName == "number":
+            participantCount = Int(try Scenario.number(v, InputLimits.participants, path: "participants", fail))
         case .table(let list)?:
             guard let items = list.arrayValue else { throw fail("participants", "expected a list of participant tables") }
+            guard !items.isEmpty else { throw fail("participants", "an empty list; list at least one participant, or give a number (1 to 1000)") }
+            guard items.count <= Int(InputLimits.participants.high) else { throw fail("participants", "\(items.count) participants; at most \(Int(InputLimits.participants.high))") }
             for (i, item) in items.enumerated() {
                 let path = "participants[\(i + 1)]"
                 guard let t = item.tableValue else { throw fail(path, "expected a table, got \(item.typeName)") }
@@ -129,6 +136,20 @@ extension Scenario {
         case let v?:
             throw fail("participants", "expected a number or a list of participants, got \(v.typeName)")
         }
+    }
+
+    /// A number from the scenario within `range`; throws naming the path, the value and the range.
+    static func number(_ v: LuaValue, _ range: InputRange, path: String, _ fail: (String, String) -> ScenarioError) throws -> Double {
+        guard let d = v.doubleValue else { throw fail(path, "expected a number (\(range.allowed)), got \(describe(v))") }
+        guard range.contains(d) else { throw fail(path, range.refusal(d)) }
+        return d
+    }
+
+    /// A value as an error message shows it: strings quoted and cut, numbers as written, else the type.
+    static func describe(_ v: LuaValue) -> String {
+        if let s = v.stringValue, v.typeName == "string" { return InputLimits.quoted(s) }
+        if let d = v.doubleValue { return InputRange.text(d) }
+        return v.typeName
     }
 
     static func checkKeys(_ t: LuaTable, _ known: Set<String>, path: String, _ fail: (String, String) -> ScenarioError) throws {
@@ -160,7 +181,12 @@ extension Scenario {
 
     static func participant(_ t: LuaTable, index: Int, path: String, _ fail: (String, String) -> ScenarioError) throws -> ScenarioParticipant {
         try checkKeys(t, participantKeys, path: path, fail)
-        var p = ScenarioParticipant(id: t["id"]?.stringValue ?? String(format: "P%d", index + 1))
+        var p = ScenarioParticipant(id: String(format: "P%d", index + 1))
+        if let v = t["id"], !v.isNil {
+            guard let id = v.stringValue, v.typeName == "string" else { throw fail("\(path).id", "expected a text id, got \(describe(v))") }
+            if let problem = InputLimits.participantIdProblem(id) { throw fail("\(path).id", problem) }
+            p.id = id
+        }
         if let v = t["timezone"], !v.isNil {
             guard let s = v.stringValue, TimeZone(identifier: s) != nil else { throw fail("\(path).timezone", "expected an IANA time zone like \"Europe/Berlin\"") }
             p.timeZone = s
@@ -215,8 +241,7 @@ extension Scenario {
             guard let k = e.key.stringValue else { throw fail(path, "field names must be strings") }
             let v = e.value
             func number() throws -> Double {
-                guard let d = v.doubleValue else { throw fail("\(path).\(k)", "expected a number") }
-                return d
+                try Scenario.number(v, InputLimits.profile[k]!, path: "\(path).\(k)", fail)
             }
             func named<T: RawRepresentable & CaseIterable>(_: T.Type) throws -> T where T.RawValue == String {
                 guard let s = v.stringValue, let x = T(rawValue: s) else {
@@ -255,20 +280,32 @@ extension Scenario {
 struct EventReader {
     let file: String
     let start: Double
+    /// The end of the study: event times must lie from `start` to `end`.
+    let end: Double
     let timeZone: TimeZone
 
+    /// An event time, within the study (from its start to its end, both included).
     func time(_ v: LuaValue?, _ path: String) throws -> Double {
         guard let v, !v.isNil else { throw ScenarioError(file: file, path: path, message: "missing time") }
+        let t = try parsedTime(v, path)
+        guard t.isFinite, t >= start, t <= end else {
+            let shown = InputLimits.instant.contains(t) ? LocalTime.minuteLabel(t, timeZone) : InputRange.text(t)
+            throw ScenarioError(file: file, path: path, message: "\(shown) is outside the study (from \(LocalTime.minuteLabel(start, timeZone)) to \(LocalTime.minuteLabel(end, timeZone)) \(timeZone.identifier))")
+        }
+        return t
+    }
+
+    private func parsedTime(_ v: LuaValue, _ path: String) throws -> Double {
         if let d = v.doubleValue { return d }
         guard let s = v.stringValue else { throw ScenarioError(file: file, path: path, message: "expected a time, got \(v.typeName)") }
         if s.hasPrefix("day ") {
             guard let t = LocalTime.parse(s, timeZone, studyStart: start) else {
-                throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\" with N from 1, got \"\(s)\"")
+                throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\" with N from 1, got \(InputLimits.quoted(s))")
             }
             return t
         }
         guard let t = LocalTime.parse(s, timeZone) else {
-            throw ScenarioError(file: file, path: path, message: "expected \"YYYY-MM-DD HH:MM\", \"day N HH:MM\" or seconds, got \"\(s)\"")
+            throw ScenarioError(file: file, path: path, message: "expected \"YYYY-MM-DD HH:MM\", \"day N HH:MM\" or seconds, got \(InputLimits.quoted(s))")
         }
         return t
     }
@@ -321,6 +358,9 @@ struct EventReader {
                 text.hasPrefix("-") ? LocalTime.parseDuration(String(text.dropFirst())).map { -$0 } : LocalTime.parseDuration(text)
             }) else {
                 throw ScenarioError(file: file, path: "\(path).clockJump", message: "expected seconds or a duration like \"1h\" or \"-30m\"")
+            }
+            guard InputLimits.clockJump.contains(offset) else {
+                throw ScenarioError(file: file, path: "\(path).clockJump", message: InputLimits.clockJump.refusal(offset))
             }
             return ([], [.wallClockJump(at: try time(t["at"], "\(path).at"), offset: offset)])
         }

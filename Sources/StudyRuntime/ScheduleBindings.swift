@@ -11,7 +11,9 @@ extension Bindings {
             }
             return t
         }
-        return try call.double(index)
+        let t = try call.double(index)
+        guard t.isFinite else { throw LuaArgumentError(index: index, message: "expected a time, got \(InputRange.text(t))") }
+        return t
     }
 
     func duration(_ call: LuaCall, _ index: Int32) throws -> Double {
@@ -22,7 +24,9 @@ extension Bindings {
             }
             return d
         }
-        return try call.double(index)
+        let d = try call.double(index)
+        guard d.isFinite else { throw LuaArgumentError(index: index, message: "expected a duration, got \(InputRange.text(d))") }
+        return d
     }
 
     /// Queues a call of `fn(now)`; `repeatEvery` re-queues it (nil: once). Returns the schedule id.
@@ -51,7 +55,9 @@ extension Bindings {
             }),
             ("every", { [unowned self] call in
                 let d = try self.duration(call, 1)
-                guard d > 0 else { throw LuaArgumentError(index: 1, message: "interval must be positive") }
+                guard InputLimits.scheduleInterval.contains(d) else {
+                    throw LuaArgumentError(index: 1, message: "interval: \(InputLimits.scheduleInterval.refusal(d))")
+                }
                 let fn = try call.function(2)
                 call.push(self.scheduleCall(fn, at: self.run.clock.now + d, next: { $0 + d }))
                 return 1

@@ -184,6 +184,10 @@ extension Bindings {
         guard let t = value.tableValue else { throw LuaScriptError("request.device must be a device table from reader:devices()") }
         let devices = run.source.devices(participant: run.setup.id)
         let productType = t["productType"]?.stringValue, kind = t["kind"]?.stringValue, model = t["model"]?.stringValue
+        guard productType != nil || kind != nil || model != nil else {
+            // An empty table would match any device (and silently mean the phone).
+            throw LuaScriptError("request.device names no device (no productType, kind or model): pass a device from reader:devices()")
+        }
         if let match = devices.first(where: { d in
             (productType == nil || d.productType == productType) && (kind == nil || d.kind.rawValue == kind)
                 && (model == nil || d.model == model)

@@ -120,7 +120,9 @@ public final class StudyRunner {
         guard let start = LocalTime.parse(startText, zone) else {
             throw ScenarioError(file: "--start", path: "", message: "expected a date like 2026-03-02, got '\(startText)'")
         }
+        if let problem = LocalTime.startProblem(start) { throw ScenarioError(file: options.start != nil ? "--start" : (options.scenarioPath ?? "scenario"), path: options.start != nil ? "" : "start", message: problem) }
         let days = options.days ?? scenario.days ?? StudyRunner.defaultDays
+        guard InputLimits.days.contains(Double(days)) else { throw ScenarioError(file: "--days", path: "", message: InputLimits.days.refusal(Double(days))) }
         var switches = WorldSwitches()
         try switches.set(scenario.switches)
 
@@ -135,7 +137,7 @@ public final class StudyRunner {
         var people: [Person] = []
         for p in scenario.participants {
             let tz = p.timeZone.flatMap { TimeZone(identifier: $0) } ?? zone
-            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, timeZone: tz)
+            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, end: start + Double(days) * 86_400, timeZone: tz)
             var person = Person(participant: p, timeZone: tz)
             for (table, path) in zip(p.events, p.eventPaths) {
                 let (t, m) = try reader.read(table, path: path)
@@ -145,6 +147,9 @@ public final class StudyRunner {
             people.append(person)
         }
         let wanted = options.participants ?? (people.isEmpty ? (scenario.participantCount ?? StudyRunner.defaultParticipants) : people.count)
+        guard InputLimits.participants.contains(Double(wanted)) else {
+            throw ScenarioError(file: "--participants", path: "", message: InputLimits.participants.refusal(Double(wanted)))
+        }
         if people.count > wanted { people = Array(people.prefix(wanted)) }
         while people.count < wanted {
             people.append(Person(participant: ScenarioParticipant(id: String(format: "P%d", people.count + 1)), timeZone: zone))

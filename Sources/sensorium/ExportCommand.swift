@@ -19,13 +19,13 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Scenario file (participants, consent, events).")
     var scenario: String?
 
-    @Option(help: "Study length in days (default 14).")
+    @Option(parsing: .unconditional, help: "Study length in days (default 14).")
     var days: Int?
 
-    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
     var participants: Int?
 
-    @Option(help: "Seed of the simulated world (default: the scenario's, else 1).")
+    @Option(parsing: .unconditional, help: "Seed of the simulated world (default: the scenario's, else 1).")
     var seed: Int64?
 
     @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
@@ -102,20 +102,80 @@ struct ExportCommand: ParsableCommand {
             people.append(.init(id: setup.id, timeZone: setup.timeZone.identifier, authorization: auth, deletions: deletions))
         }
         let study = NativeFormat.Study(start: spanStart, end: spanEnd, participants: people, sensors: sensors)
+        let target = URL(fileURLWithPath: into)
+        let estimate = ExportCommand.estimatedBytes(sensors: sensors, participants: runs.count, days: first.settings.days)
+        let free = ExportCommand.freeBytes(near: target)
+        printError("export: up to about \(ExportCommand.size(estimate)) for \(runs.count) participant(s) × \(first.settings.days) day(s) × \(sensors.count) sensor(s)"
+                   + (free.map { " (\(ExportCommand.size($0)) free)" } ?? "")
+                   + (sensors.contains(.accelerometer) || sensors.contains(.rotationRate) ? "; the 50 Hz motion sensors are most of it (--sensors picks fewer)" : ""))
+        if let free, estimate > free {
+            printError("export: not started: \(into) has \(ExportCommand.size(free)) free, the export needs about \(ExportCommand.size(estimate)); choose fewer --sensors, --days or --participants")
+            throw ExitCode(1)
+        }
+        let existed = FileManager.default.fileExists(atPath: target.path)
+        var written: [String] = []
         let began = DispatchTime.now().uptimeNanoseconds
         // One step per participant × device × sensor stream, as the exporter visits them.
         let total = runs.reduce(0) { n, run in
             n + first.source.devices(participant: run.setup.id).reduce(0) { m, d in m + sensors.filter { $0.deviceKinds.contains(d.kind) }.count }
         }
         let bar = ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet))
-        var done = 0
-        let stats = try NativeFormat.export(study, source: first.source, to: URL(fileURLWithPath: into)) { file in
-            bar.update(done: done, total: total, label: file)
-            done += 1
+        let stats: NativeFormat.ExportStats
+        do {
+            stats = try NativeFormat.export(study, source: first.source, to: target) { file in
+                bar.update(done: written.count, total: total, label: file)
+                written.append(file)
+            }
+        } catch {
+            bar.finish()
+            // Remove what this export wrote: the whole folder if it made it, else its files.
+            if existed {
+                for file in written + ["manifest.json"] { try? FileManager.default.removeItem(at: target.appendingPathComponent(file)) }
+            } else {
+                try? FileManager.default.removeItem(at: target)
+            }
+            let reason = ExportCommand.isDiskFull(error) ? "the disk is full" : "\(error)"
+            printError("export failed: \(reason) (writing \(written.last.map { target.appendingPathComponent($0).path } ?? target.path)); what it wrote was removed")
+            throw ExitCode(1)
         }
         bar.finish()
         print(String(format: "exported %d participant(s), %d day(s): %d files, %d rows in %.1f s to %@",
                      runs.count, first.settings.days, stats.files, stats.rows,
                      Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, into))
+    }
+
+    /// An upper estimate of an export's size: every continuous stream at its nominal rate on
+    /// every device kind that records it, about 12 bytes per column and 40 per row.
+    static func estimatedBytes(sensors: [Sensor], participants: Int, days: Int) -> Int64 {
+        var perDay = 0.0
+        for s in sensors {
+            let rows = s.info.cadence.nominalPeriod.map { 86_400 / max($0, 0.001) } ?? 200
+            perDay += rows * Double(s.deviceKinds.count) * (40 + 12 * Double(s.info.columnFields.count))
+        }
+        return Int64(min(perDay * Double(participants) * Double(days), 9e18))
+    }
+
+    /// Free bytes on the file system holding `url` (or its nearest existing parent).
+    static func freeBytes(near url: URL) -> Int64? {
+        var dir = url
+        while !FileManager.default.fileExists(atPath: dir.path) && dir.path != "/" { dir.deleteLastPathComponent() }
+        return (try? FileManager.default.attributesOfFileSystem(forPath: dir.path))?[.systemFreeSize].flatMap { ($0 as? NSNumber)?.int64Value }
+    }
+
+    /// "1.2 GB", "340 MB", "12 kB".
+    static func size(_ bytes: Int64) -> String {
+        let b = Double(bytes)
+        if b >= 1e9 { return String(format: "%.1f GB", b / 1e9) }
+        if b >= 1e6 { return String(format: "%.0f MB", b / 1e6) }
+        return String(format: "%.0f kB", max(b / 1e3, 1))
+    }
+
+    /// Whether `error` is the disk (or quota) running out (ENOSPC, EDQUOT, Cocoa 640).
+    static func isDiskFull(_ error: Error) -> Bool {
+        let ns = error as NSError
+        if ns.domain == NSCocoaErrorDomain && ns.code == NSFileWriteOutOfSpaceError { return true }
+        if ns.domain == NSPOSIXErrorDomain && (ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT)) { return true }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isDiskFull(underlying) }
+        return "\(error)".contains("No space left on device")
     }
 }

@@ -26,9 +26,9 @@ struct InspectCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("\(store): no such file") }
         let rec: RecordedSource
         do {
-            rec = try RecordedStore(path: store).source()
+            rec = try RecordedStore(path: store, readOnly: true).source()
         } catch {
-            printError("\(store): \(error)")
+            printError(error is ImportError ? "\(error)" : "\(store): \(error)")
             throw ExitCode(1)
         }
         let summaries = try rec.streamSummaries()

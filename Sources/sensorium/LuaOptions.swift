@@ -1,26 +1,30 @@
 import ArgumentParser
 import Foundation
 import LuaHost
+import StudyRuntime
 
 /// Flags every command that runs Lua shares: limits and the seed.
 struct LuaOptions: ParsableArguments {
-    @Option(name: .customLong("memory-limit"), help: "Lua heap limit in MiB (0 = none).")
+    @Option(name: .customLong("memory-limit"), parsing: .unconditional, help: "Lua heap limit in MiB (0 = none).")
     var memoryLimitMiB: Int = 256
 
-    @Option(name: .customLong("time-limit"), help: "Wall-clock seconds one call into Lua may run (0 = none).")
+    @Option(name: .customLong("time-limit"), parsing: .unconditional, help: "Wall-clock seconds one call into Lua may run (0 = none).")
     var timeLimitSeconds: Double = 10
 
-    @Option(name: .customLong("instruction-budget"), help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
+    @Option(name: .customLong("instruction-budget"), parsing: .unconditional, help: "Lua instructions one call may run (0 = none; deterministic, about 2x slower).")
     var instructionBudget: Int = 0
 
-    @Option(name: .customLong("seed"), help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
+    @Option(name: .customLong("seed"), parsing: .unconditional, help: "Seed of math.random and of the simulated world (default: the scenario's, else 1).")
     var seedOption: Int64?
 
+    /// Refuses limits outside their ranges (a non-finite or huge time limit would overflow).
     func validate() throws {
-        try FlagCheck.nonNegative(memoryLimitMiB, "--memory-limit")
-        try FlagCheck.nonNegative(timeLimitSeconds, "--time-limit")
-        try FlagCheck.nonNegative(instructionBudget, "--instruction-budget")
-        guard timeLimitSeconds.isFinite, timeLimitSeconds <= 1e9 else { throw ValidationError("--time-limit must be a number of seconds up to 1e9, got \(timeLimitSeconds)") }
+        for (flag, value, range) in [("--memory-limit", Double(memoryLimitMiB), InputLimits.memoryLimitMiB),
+                                     ("--time-limit", timeLimitSeconds, InputLimits.timeLimitSeconds),
+                                     ("--instruction-budget", Double(instructionBudget), InputLimits.instructionBudget)]
+        where !range.contains(value) {
+            throw ValidationError("\(flag): \(range.refusal(value))")
+        }
     }
 
     var seed: Int64 { seedOption ?? 1 }
@@ -34,12 +38,25 @@ struct LuaOptions: ParsableArguments {
 }
 
 /// Finds the project's `stdlib/` folder: $SENSORIUM_STDLIB, else the nearest
-/// `stdlib` beside the current folder or the executable, walking upwards.
+/// `stdlib` beside the current folder or the executable, walking upwards (in a
+/// checkout, beside Package.swift), else `../share/sensorium/stdlib` from the
+/// executable (where `make install` puts it).
 func locateStdlib() -> String? {
     if let env = ProcessInfo.processInfo.environment["SENSORIUM_STDLIB"], !env.isEmpty { return env }
     let fm = FileManager.default
+    if let found = checkoutStdlib() { return found }
+    let exeDir = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent()
+    let installed = exeDir.deletingLastPathComponent().appendingPathComponent("share/sensorium/stdlib")
+    var isDir: ObjCBool = false
+    if fm.fileExists(atPath: installed.path, isDirectory: &isDir), isDir.boolValue { return installed.path }
+    return nil
+}
+
+/// The `stdlib` of a checkout (a folder with Package.swift) above the current folder or the executable.
+private func checkoutStdlib() -> String? {
+    let fm = FileManager.default
     var starts = [fm.currentDirectoryPath]
-    let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+    let exe = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent().path
     starts.append(exe)
     for start in starts {
         var dir = URL(fileURLWithPath: start)
@@ -86,6 +103,18 @@ final class OutputBuffer {
     deinit { flush() }
 }
 
+/// Writes an error message to standard error, cut to `bounded` length.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    let shown = bounded(text)
+    FileHandle.standardError.write(Data((shown.hasSuffix("\n") ? shown : shown + "\n").utf8))
+}
+
+/// At most `limit` bytes of `text`: a message that quotes a huge input (a 10 MB line, a
+/// 100,000-character name) keeps its head and tail and says how much was left out.
+func bounded(_ text: String, limit: Int = 8_192) -> String {
+    let bytes = text.utf8.count
+    guard bytes > limit else { return text }
+    let head = String(decoding: text.utf8.prefix(limit * 3 / 4), as: UTF8.self)
+    let tail = String(decoding: text.utf8.suffix(limit / 4), as: UTF8.self)
+    return head + "\n… (\(bytes - limit) bytes of this message left out) …\n" + tail
 }

@@ -23,10 +23,10 @@ struct ReplCommand: ParsableCommand {
     @Option(help: "Scenario file (default: the protocol's scenario.lua, if any).")
     var scenario: String?
 
-    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
     var participants: Int?
 
-    @Option(help: "Study length in days, for time.studyEnd() (default 14).")
+    @Option(parsing: .unconditional, help: "Study length in days, for time.studyEnd() (default 14).")
     var days: Int?
 
     @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
@@ -230,7 +230,7 @@ final class ReplSession {
         if case .needMore = reply {} else {
             do { try world.settle() } catch { reply = .error(describe(error)) }
         }
-        luashim_install_sigint(nil)
+        luashim_install_sigint(nil)   // piped input: Ctrl-C ends the session as usual
         switch reply {
         case .needMore: break
         case .output(let text): if !text.isEmpty { output.write(text + "\n") }
@@ -257,17 +257,24 @@ final class ReplSession {
         _ = read_history(historyPath)
         _ = stifle_history(1000)
         while true {
+            // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
+            // typed so far is dropped and the prompt comes back, as the help says.
+            luashim_install_sigint(repl.state.L)
             _ = luashim_take_sigint()
-            guard let raw = readline(repl.prompt) else {
+            let raw = readline(repl.prompt)
+            if luashim_take_sigint() != 0 {
+                if let raw { free(raw) }
+                output.write("^C\n")
+                output.flush()
+                repl.cancelPending()
+                continue
+            }
+            guard let raw else {
                 output.write("\n")
                 break
             }
             let line = String(cString: raw)
             free(raw)
-            if luashim_take_sigint() != 0 {
-                repl.cancelPending()
-                continue
-            }
             if !line.trimmingCharacters(in: .whitespaces).isEmpty {
                 _ = add_history(line)
                 _ = write_history(historyPath)

@@ -22,10 +22,10 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Scenario file (default: scenario.lua beside the protocol, if any).")
     var scenario: String?
 
-    @Option(help: "Study length in days (default 14).")
+    @Option(parsing: .unconditional, help: "Study length in days (default 14).")
     var days: Int?
 
-    @Option(help: "Number of participants (default: the scenario's, else 3).")
+    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
     var participants: Int?
 
     @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")

@@ -27,24 +27,96 @@ struct TestCommand: ParsableCommand {
     @Flag(help: "No progress bar.")
     var quiet = false
 
+    @Option(help: "Only protocols whose folder path contains this text (repeatable; any match runs).")
+    var filter: [String] = []
+
+    @Flag(help: "Stop at the first protocol that fails.")
+    var failFast = false
+
+    @Option(help: "Also write the results as JUnit XML to this file (for CI systems).")
+    var junit: String?
+
     func run() throws {
-        let protocols = try findProtocols(paths.isEmpty ? ["protocols"] : paths)
+        var protocols = try findProtocols(paths.isEmpty ? ["protocols"] : paths)
         guard !protocols.isEmpty else { throw ValidationError("no protocol folders (with protocol.lua) found in \(paths.isEmpty ? "protocols/" : paths.joined(separator: " "))") }
+        if !filter.isEmpty {
+            protocols = protocols.filter { folder in filter.contains { folder.contains($0) } }
+            guard !protocols.isEmpty else { throw ValidationError("no protocol folder matches --filter \(filter.joined(separator: ", "))") }
+        }
         let jobCount = try CohortOptions.jobCount(jobs)
         let bar = ProgressBar(unit: "protocols", enabled: CohortOptions.showProgress(quiet: quiet))
-        var passed = 0, failed = 0
+        var results: [Outcome] = []
         for (i, folder) in protocols.enumerated() {
             bar.update(done: i, total: protocols.count)
-            let ok = try check(folder, jobs: jobCount, bar: bar)
-            if ok { passed += 1 } else { failed += 1 }
+            let began = DispatchTime.now().uptimeNanoseconds
+            let log = FailureLog()
+            let ok = try check(folder, jobs: jobCount, bar: bar, log: log)
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9
+            print(String(format: "     %@: %.2f s", folder, seconds))
+            results.append(Outcome(folder: folder, passed: ok, seconds: seconds, message: log.text))
+            if !ok && failFast { break }
         }
         bar.finish()
-        print("\(passed) passed, \(failed) failed")
+        let passed = results.filter(\.passed).count, failed = results.count - passed
+        let skipped = protocols.count - results.count
+        print("\(passed) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) not run (--fail-fast)" : ""))
+        if let junit { try TestCommand.junitXML(results).write(toFile: junit, atomically: true, encoding: .utf8) }
         if failed > 0 { throw ExitCode(1) }
     }
 
+    /// One protocol's result, for the summary and the JUnit file.
+    struct Outcome {
+        var folder: String
+        var passed: Bool
+        var seconds: Double
+        var message: String
+    }
+
+    /// Results as JUnit XML: one `testsuite` named `sensorium`, one `testcase` per protocol
+    /// (`classname` the parent folder, `name` the protocol), failures with their first lines.
+    static func junitXML(_ results: [Outcome]) -> String {
+        func escape(_ s: String) -> String {
+            var out = ""
+            for u in s.unicodeScalars {
+                switch u {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\"": out += "&quot;"
+                case "\n", "\t": out.unicodeScalars.append(u)
+                default: if u.value >= 0x20 && u.value != 0xFFFE && u.value != 0xFFFF { out.unicodeScalars.append(u) }
+                }
+            }
+            return out
+        }
+        let failures = results.filter { !$0.passed }.count
+        let total = results.reduce(0) { $0 + $1.seconds }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += String(format: "<testsuites tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", results.count, failures, total)
+        xml += String(format: "  <testsuite name=\"sensorium\" tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", results.count, failures, total)
+        for r in results {
+            let url = URL(fileURLWithPath: r.folder)
+            let head = "    <testcase classname=\"\(escape(url.deletingLastPathComponent().relativePath))\" name=\"\(escape(url.lastPathComponent))\" time=\"\(String(format: "%.3f", r.seconds))\""
+            if r.passed { xml += head + "/>\n"; continue }
+            let text = String(r.message.prefix(20_000))
+            let first = text.split(separator: "\n").first.map(String.init) ?? "failed"
+            xml += head + ">\n      <failure message=\"\(escape(String(first.prefix(300))))\">\(escape(text))</failure>\n    </testcase>\n"
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    /// Failure lines of one protocol: printed as they come, kept for the JUnit file.
+    final class FailureLog {
+        var text = ""
+        func callAsFunction(_ line: String) {
+            print(line)
+            text += line + "\n"
+        }
+    }
+
     /// Runs one protocol twice and compares; returns whether it passed.
-    func check(_ folder: String, jobs: Int, bar: ProgressBar) throws -> Bool {
+    func check(_ folder: String, jobs: Int, bar: ProgressBar, log fail: FailureLog = FailureLog()) throws -> Bool {
         let first = try capture(folder, jobs: 1)
         let second = try capture(folder, jobs: jobs)
         bar.clear()
@@ -55,11 +127,11 @@ struct TestCommand: ParsableCommand {
         if first.status != 0 {
             let findings = first.stderr.split(separator: "\n").filter { $0.hasPrefix("finding: ") }.count
             let why = findings > 0 ? "\(findings) failed expect check\(findings == 1 ? "" : "s") (findings)" : "the protocol failed (exit \(first.status))"
-            print("FAIL \(folder): \(why)\n" + indent(first.stderr))
+            fail("FAIL \(folder): \(why)\n" + indent(first.stderr))
             return false
         }
         if let difference = firstDifference(first.files, second.files) {
-            print("FAIL \(folder): non-deterministic output: \(difference)")
+            fail("FAIL \(folder): non-deterministic output: \(difference)")
             return false
         }
         let expected = folder + "/expected"
@@ -68,24 +140,24 @@ struct TestCommand: ParsableCommand {
         var expectedFiles = (try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []
         expectedFiles.sort()
         if expectedFiles.isEmpty {
-            print("FAIL \(folder): no expected output; review the output of `sensorium run \(folder)` and freeze it with `sensorium test \(folder) --update`")
+            fail("FAIL \(folder): no expected output; review the output of `sensorium run \(folder)` and freeze it with `sensorium test \(folder) --update`")
             return false
         }
         for name in reportOrder(Set(first.files.keys)) {
             let path = expected + "/" + name
             guard let want = FileManager.default.contents(atPath: path) else {
-                print("FAIL \(folder): \(name) is produced but not expected (run with --update to accept it)")
+                fail("FAIL \(folder): \(name) is produced but not expected (run with --update to accept it)")
                 ok = false
                 continue
             }
             if want != first.files[name]! {
-                print("FAIL \(folder): \(name) differs from \(path)")
-                print(unifiedDiff(expectedPath: path, actual: first.files[name]!, label: name))
+                fail("FAIL \(folder): \(name) differs from \(path)")
+                fail(unifiedDiff(expectedPath: path, actual: first.files[name]!, label: name))
                 ok = false
             }
         }
         for name in expectedFiles where first.files[name] == nil {
-            print("FAIL \(folder): \(name) is expected but no longer produced")
+            fail("FAIL \(folder): \(name) is expected but no longer produced")
             ok = false
         }
         if ok { print("ok   \(folder)") }

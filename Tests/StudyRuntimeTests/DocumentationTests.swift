@@ -509,3 +509,38 @@ final class DocumentationTests: XCTestCase {
         XCTAssertTrue(Documentation.index(entries).contains("schedule.daily"))
     }
 }
+
+/// Statements of the introduction and the README that no example executes, checked against the program.
+final class DocumentationClaimsTests: XCTestCase {
+    func testTheSimulatorCountIsTrue() throws {
+        let markdown = try DocumentationTests.read("docs/lua-api.md")
+        let n = SimulatedSource.implementedSensors.count
+        XCTAssertEqual(n, Sensor.allCases.count, "every SensorKit sensor is simulated")
+        XCTAssertTrue(markdown.contains("The simulator generates data for all \(n) SensorKit sensors"), "docs/lua-api.md states the simulated sensors")
+        let readme = try DocumentationTests.read("README.md")
+        XCTAssertTrue(readme.contains("all \(n) SensorKit"), "README states the simulated sensors")
+    }
+
+    /// The README says os.time/os.clock/os.date read the virtual clock: they do, also far from the host's time.
+    func testOsClockFunctionsReadTheVirtualClock() throws {
+        let readme = try DocumentationTests.read("README.md")
+        XCTAssertTrue(readme.contains("`os.time/os.clock/os.date` read the virtual clock"), "README")
+        XCTAssertFalse(readme.contains("read the host's clock"))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("doc-claims-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("protocol.lua")
+        try """
+        assert(os.time() == time.studyStart() and os.time() == time.parse("2031-07-01 00:00"))
+        assert(os.clock() == 0 and os.date("%Y-%m-%d") == "2031-07-01")
+        schedule.after("3h", function(now) assert(os.time() == now and os.clock() == 10800 and os.date("%H") == "03") report.row("ok", { t = now }) end)
+        """.write(to: path, atomically: true, encoding: .utf8)
+        var options = StudyOptions(protocolPath: path.path)
+        options.start = "2031-07-01"
+        options.days = 1
+        options.participants = 1
+        let runner = StudyRunner(options: options)
+        try runner.run { _ in }
+        XCTAssertEqual(runner.report.table("ok")?.rows.count, 1)
+    }
+}

@@ -333,16 +333,26 @@ struct SampleMapper {
             c.appendDouble(try date(v, file: file, path: path, field: f.name))
         case .double, .duration, .absoluteTime:
             guard let x = measurement(v) else { throw bad("a number") }
+            guard x.isFinite else { throw bad("a finite number") }
             c.appendDouble(x)
         case .int:
             guard let x = v.number, x == x.rounded(), abs(x) < 9.2e18 else { throw bad("a whole number") }
             c.appendInt(Int64(x))
         case .enumeration:
-            if let x = v.number, x == x.rounded() { c.appendInt(Int64(x)); return }
+            // A raw value must be one of the type's cases (an unknown one would be stored as a lie).
+            if let x = v.number {
+                guard let raw = Int64(exactly: x), f.type.accepts(raw: raw) else { throw bad("one of \(f.type.allowedRaw)") }
+                c.appendInt(raw)
+                return
+            }
             if let s = v.stringValue, let raw = f.type.rawValue(forName: s) { c.appendInt(raw); return }
             throw bad("one of \(f.type.namedValues.map(\.name).joined(separator: ", ")) (or its raw value)")
         case .optionSet:
-            if let x = v.number, x == x.rounded() { c.appendInt(Int64(x)); return }
+            if let x = v.number {
+                guard let raw = Int64(exactly: x), f.type.accepts(raw: raw) else { throw bad(f.type.allowedRaw) }
+                c.appendInt(raw)
+                return
+            }
             var names: [String] = []
             if let s = v.stringValue { names = s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             else if let a = v.arrayItems { names = a.compactMap(\.stringValue) }

@@ -218,10 +218,11 @@ public enum MHCFormat {
                 b.noteWrite(t)
                 b.writeTimes.append(t)
                 b.times.append(t)
-                guard let lux = NumberParser.double(csv.bytes(1)) else { throw fail(1, "a number (lux)") }
+                guard let lux = NumberParser.double(csv.bytes(1)), lux.isFinite, lux >= 0 else { throw fail(1, "a number of lux, 0 or more") }
                 b.columns[slot[1]].appendDouble(lux)
                 let pb = csv.bytes(2)
                 if let raw = NumberParser.int(pb) {
+                    guard (0..<Int64(placements.count)).contains(raw) else { throw fail(2, "a placement (\(placements.joined(separator: " ")) or 0–\(placements.count - 1))") }
                     b.columns[slot[2]].appendInt(raw)
                 } else if let k = placements.firstIndex(of: csv.string(2)) {
                     b.columns[slot[2]].appendInt(Int64(k))
@@ -229,7 +230,7 @@ public enum MHCFormat {
                     throw fail(2, "a placement (\(placements.joined(separator: " ")))")
                 }
                 for i in 3...4 {
-                    guard let v = NumberParser.double(csv.bytes(i)) else { throw fail(i, "a number") }
+                    guard let v = NumberParser.double(csv.bytes(i)), v.isFinite else { throw fail(i, "a finite number") }
                     b.columns[slot[i]].appendDouble(v)
                 }
             case .heartRate:
@@ -237,9 +238,9 @@ public enum MHCFormat {
                 b.noteWrite(t)
                 b.writeTimes.append(t)
                 b.times.append(t)
-                guard let v = NumberParser.double(csv.bytes(1)) else { throw fail(1, "a number (beats per minute)") }
+                guard let v = NumberParser.double(csv.bytes(1)), v.isFinite, v > 0, v <= 400 else { throw fail(1, "a number of beats per minute, more than 0 and at most 400") }
                 b.columns[slot[1]].appendDouble(v)
-                if let c = NumberParser.int(csv.bytes(2)) {
+                if let c = NumberParser.int(csv.bytes(2)), (0...3).contains(c) {
                     b.columns[slot[2]].appendInt(c)
                 } else if let c = ["low", "medium", "high", "highest"].firstIndex(of: csv.string(2)) {
                     b.columns[slot[2]].appendInt(Int64(c))
@@ -262,7 +263,7 @@ public enum MHCFormat {
                         guard let v = NumberParser.int(csv.bytes(i)) else { throw fail(i, "a whole number or nothing") }
                         c.appendInt(v)
                     } else {
-                        guard let v = NumberParser.double(csv.bytes(i)) else { throw fail(i, "a number or nothing") }
+                        guard let v = NumberParser.double(csv.bytes(i)), v.isFinite else { throw fail(i, "a finite number or nothing") }
                         c.appendDouble(v)
                     }
                 }

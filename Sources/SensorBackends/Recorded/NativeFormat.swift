@@ -61,7 +61,13 @@ public enum NativeFormat {
         try fm.createDirectory(at: directory, withIntermediateDirectories: true)
         var stats = ExportStats()
         var participantsJSON: [FieldValue] = []
+        var folders: [String: String] = [:]   // folder (lower-cased) → participant id
         for p in study.participants {
+            let folder = safeName(p.id)
+            if let other = folders[folder.lowercased()] {
+                throw ExportError(message: "participants '\(other)' and '\(p.id)' would share the folder \(directory.appendingPathComponent(folder).path); rename one")
+            }
+            folders[folder.lowercased()] = p.id
             let devices = source.devices(participant: p.id)
             var deviceIDs: [SRDevice: String] = [:]
             var devicesJSON: [FieldValue] = []
@@ -80,7 +86,7 @@ public enum NativeFormat {
             var written: [Sensor] = []
             for d in devices {
                 for sensor in study.sensors where sensor.deviceKinds.contains(d.kind) {
-                    let rel = "\(safeName(p.id))/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
+                    let rel = "\(folder)/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
                     progress?(rel)
                     let url = directory.appendingPathComponent(rel)
                     let rows = try writeStream(source: source, participant: p.id, device: d, sensor: sensor,
@@ -125,8 +131,16 @@ public enum NativeFormat {
         return stats
     }
 
+    /// A participant id as one folder name inside the export: letters, digits, `-`, `_` and `.`
+    /// kept, the rest `_`, and never `.`-led (so never `.` or `..`) nor empty.
     static func safeName(_ id: String) -> String {
-        String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        let kept = String(id.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+        return kept.isEmpty || kept.hasPrefix(".") ? "_" + kept : kept
+    }
+
+    /// Whether `path` (a manifest's `file`) stays inside the folder: relative, no `..` part.
+    static func staysInside(_ path: String) -> Bool {
+        !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
     }
 
     private static func writeStream(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
@@ -205,8 +219,15 @@ public enum NativeFormat {
         }
         if case .object(let span)? = topMap["span"] {
             let m = Dictionary(span, uniquingKeysWith: { a, _ in a })
-            if let s = m["start"]?.number { try session.setMeta("spanStart", "\(s)") }
-            if let e = m["end"]?.number { try session.setMeta("spanEnd", "\(e)") }
+            let s = m["start"]?.number, e = m["end"]?.number
+            for (key, x) in [("start", s), ("end", e)] {
+                guard let x else { continue }
+                guard x.isFinite else { throw fail("$.span.\(key)", "expected a finite number (seconds since 1970), found \(x)") }
+                if let problem = Plausible.problem(x) { throw fail("$.span.\(key)", problem) }
+            }
+            if let s, let e, !(s < e) { throw fail("$.span", "the span must start before it ends (start \(s), end \(e))") }
+            if let s { try session.setMeta("spanStart", "\(s)") }
+            if let e { try session.setMeta("spanEnd", "\(e)") }
         }
         guard case .array(let people)? = topMap["participants"] else { throw fail("$.participants", "expected an array of participants") }
         var matched = false
@@ -253,7 +274,7 @@ public enum NativeFormat {
                 }
             }
             func number(_ v: FieldValue?, _ path: String, date: Bool = true) throws -> Double {
-                guard let x = v?.number else { throw fail(path, "expected a number (seconds since 1970)") }
+                guard let x = v?.number, x.isFinite else { throw fail(path, "expected a finite number (seconds since 1970)") }
                 if date, x.isFinite, let problem = Plausible.problem(x) { throw fail(path, problem) }
                 return x
             }
@@ -263,10 +284,11 @@ public enum NativeFormat {
                 let rm = Dictionary(ro, uniquingKeysWith: { a, _ in a })
                 var stakeholder = "studyApp"
                 if case .string(let s)? = rm["stakeholder"] { stakeholder = s }
+                let after = try number(rm["after"], rp + ".after"), through = try number(rm["through"], rp + ".through")
+                guard after < through else { throw fail(rp, "a recording interval must start before it ends (after \(after), through \(through))") }
                 try session.addRecordingInterval(participant: id, RecordingInterval(
                     sensor: try sensor(rm["sensor"], rp + ".sensor"), device: try device(rm["device"], rp + ".device"),
-                    after: try number(rm["after"], rp + ".after"), through: try number(rm["through"], rp + ".through"),
-                    stakeholder: stakeholder))
+                    after: after, through: through, stakeholder: stakeholder))
             }
             for (i, av) in (m["authorization"]?.arrayItems ?? []).enumerated() {
                 let ap = "\(pp).authorization[\(i)]"
@@ -300,7 +322,9 @@ public enum NativeFormat {
                 guard s.deviceKinds.contains(d.kind) else {
                     throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (contract §3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
                 }
-                guard case .string(let file)? = sm["file"] else { throw fail(sp + ".file", "expected a file path relative to the folder") }
+                guard case .string(let file)? = sm["file"], staysInside(file) else {
+                    throw fail(sp + ".file", "expected a file path relative to the folder, without '..'")
+                }
                 try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,
                               session: session, progress: progress)
             }
@@ -394,12 +418,17 @@ public enum NativeFormat {
         switch f.type.columnKind {
         case .double:
             guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
+            guard x.isFinite else { throw bad("a finite number") }
             if f.type == .date, x.isFinite, let problem = Plausible.problem(x) {
                 throw ImportError(file: path, line: csv.line, field: name, problem)
             }
             c.appendDouble(x)
         case .int:
-            if let x = NumberParser.int(csv.bytes(i)) { c.appendInt(x); return }
+            if let x = NumberParser.int(csv.bytes(i)) {
+                guard f.type.accepts(raw: x) else { throw bad(f.type.allowedRaw) }
+                c.appendInt(x)
+                return
+            }
             if let raw = f.type.rawValue(forName: csv.string(i)) { c.appendInt(raw); return }
             let names = f.type.namedValues.map(\.name)
             throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
@@ -509,4 +538,10 @@ extension FieldValue {
     var objectValue: [String: FieldValue]? {
         if case .object(let o) = self { Dictionary(o, uniquingKeysWith: { a, _ in a }) } else { nil }
     }
+}
+
+/// An export that cannot be written as asked (names that would share a folder).
+public struct ExportError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }

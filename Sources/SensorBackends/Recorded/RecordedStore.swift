@@ -17,15 +17,27 @@ import SensorKitModel
 /// the file byte for byte as it was.
 public final class RecordedStore: Sendable {
     public let path: String
+    /// Read-write, or read-only (`readOnly`, see `init`).
     let pool: DatabaseQueue
 
     /// Rows per chunk for streams of plain numbers; nested-value streams use `valueChunkRows`.
     public static let chunkRows = 65_536
     public static let valueChunkRows = 2_048
 
-    /// Opens (creating and migrating when needed) the store at `path`.
-    public init(path: String) throws {
+    /// The `meta.format` value that marks a Sensorium store.
+    public static let formatMark = "sensorium-recorded-store"
+
+    /// Opens (creating and migrating when needed) the store at `path`. With `readOnly`, opens
+    /// an existing store without writing to it (no migration, no WAL switch): what `inspect`
+    /// and `run --recording` need, also for a file the user may not write. Throws
+    /// `ImportError` for a file that is not a Sensorium store (never adds tables to it).
+    public init(path: String, readOnly: Bool = false) throws {
         self.path = path
+        if readOnly || FileManager.default.fileExists(atPath: path) { try RecordedStore.checkIsStore(path) }
+        if readOnly {
+            pool = try RecordedStore.openReadOnly(path)
+            return
+        }
         if !FileManager.default.fileExists(atPath: path) {
             // Fix the page size before WAL mode makes it permanent: big pages read BLOBs faster.
             var config = Configuration()
@@ -56,6 +68,52 @@ public final class RecordedStore: Sendable {
             throw StoreFormatError(path: path, "not a Sensorium recorded store (format '\(format)')")
         }
         try RecordedStore.migrator.migrate(pool)
+    }
+
+    /// Throws unless `path` is an existing Sensorium store (a SQLite file whose `meta` table
+    /// says `format = sensorium-recorded-store`). An empty file counts as a new store.
+    static func checkIsStore(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ImportError(file: path, "no such study store (make one with `sensorium import … --into \(path)`)")
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size > 0 else { return }
+        let header = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).read(upToCount: 16)) ?? nil
+        guard header == Data("SQLite format 3\u{0}".utf8) else {
+            throw ImportError(file: path, "not a Sensorium study store (not a SQLite database); choose another file name")
+        }
+        let mark: String?
+        do {
+            let q = try openReadOnly(path)
+            defer { try? q.close() }
+            mark = try q.read { db in
+                guard try db.tableExists("meta") else { return nil }
+                return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'format'")
+            }
+        } catch let e as DatabaseError {
+            throw ImportError(file: path, "cannot be read as a SQLite database: \(e.message ?? "\(e.resultCode)")")
+        }
+        guard mark == formatMark else {
+            throw ImportError(file: path, "not a Sensorium study store (a SQLite database without Sensorium's tables); Sensorium will not add its tables to it: choose another file name")
+        }
+    }
+
+    /// A read-only connection. Reading a WAL store normally needs its `-shm` file; where that
+    /// cannot be made (a read-only folder or medium) and no `-wal` holds unmerged pages, the
+    /// file is opened as immutable (no locks, no side files).
+    static func openReadOnly(_ path: String) throws -> DatabaseQueue {
+        var config = Configuration()
+        config.readonly = true
+        do {
+            let q = try DatabaseQueue(path: path, configuration: config)
+            _ = try q.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return q
+        } catch let e as DatabaseError where [ResultCode.SQLITE_READONLY, .SQLITE_CANTOPEN].contains(e.resultCode.primaryResultCode)
+                    && !FileManager.default.fileExists(atPath: path + "-wal") {
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            let uri = "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute) + "?immutable=1"
+            return try DatabaseQueue(path: uri, configuration: config)
+        }
     }
 
     static var migrator: DatabaseMigrator {

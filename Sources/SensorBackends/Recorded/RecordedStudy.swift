@@ -40,7 +40,7 @@ public struct RecordedStudy: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ImportError(file: path, "no such recorded study (make one with `sensorium import … --into \(path)`)")
         }
-        try self.init(store: try RecordedStore(path: path), participant: participant)
+        try self.init(store: try RecordedStore(path: path, readOnly: true), participant: participant)
     }
 
     public init(store: RecordedStore, participant: String? = nil) throws {

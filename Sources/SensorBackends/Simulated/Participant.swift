@@ -218,13 +218,13 @@ public struct SimulationSettings: Sendable, Hashable {
         }
         switch knob {
         case "reportWindow":
-            try WorldSwitches.setPerSensorSeconds(&reportWindowBySensor, name: name, value: value, allowed: doc.allowed) { $0 > 0 }
+            try WorldSwitches.setPerSensorSeconds(&reportWindowBySensor, name: name, value: value, allowed: doc.allowed, range: 60...86_400)
         case "writeBatch":
-            try WorldSwitches.setPerSensorSeconds(&writeBatchBySensor, name: name, value: value, allowed: doc.allowed) { $0 > 0 }
+            try WorldSwitches.setPerSensorSeconds(&writeBatchBySensor, name: name, value: value, allowed: doc.allowed, range: 1...86_400)
         default:
             guard knob == name else { throw SwitchError(knob: name, message: "is not a per-sensor switch", allowed: doc.allowed) }
-            guard let d = WorldSwitches.seconds(value), d >= 0 else {
-                throw SwitchError(knob: name, message: "cannot use \(value)", allowed: doc.allowed)
+            guard let d = WorldSwitches.seconds(value), (0...86_400).contains(d) else {
+                throw SwitchError(knob: name, message: "cannot use \(value) (from 0 to 1d)", allowed: doc.allowed)
             }
             speechTimestampRounding = d
         }
