@@ -74,7 +74,13 @@ public enum Sandbox {
                 guard lua_type(call.L, 2) == LUA_TNUMBER else {   // as luaL_checkinteger words it
                     throw LuaArgumentError(index: 2, message: "number expected, got \(call.typeName(2))")
                 }
-                t = try call.integer(2)
+                // Fractional times (the virtual clock's) are taken down to the second,
+                // where stock Lua raises; the stdlib formats such times.
+                let d = try call.double(2)
+                guard d.isFinite, abs(d) < 9e18 else {
+                    throw LuaArgumentError(index: 2, message: "number has no integer representation")
+                }
+                t = lua_isinteger(call.L, 2) != 0 ? try call.integer(2) : Int64(d.rounded(.down))
             }
             var f = format[...]
             let utc = f.first == UInt8(ascii: "!")

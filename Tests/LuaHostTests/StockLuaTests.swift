@@ -153,7 +153,7 @@ final class StockLuaTests: XCTestCase {
             print(pcall(os.date, "%Ez", 0)) print(pcall(os.date, "%", 0)) print(pcall(os.date, "%Q and more", 0))
             print(os.date("!%Ec|%EY|%Od|%OH", 0))
             print(#os.date(string.rep("%Y", 1000), 0))
-            print(pcall(os.date, "%Y", 1 << 62)) print(pcall(os.date, "%Y", 2^53)) print(pcall(os.date, "%Y", 1.5))
+            print(pcall(os.date, "%Y", 1 << 62)) print(pcall(os.date, "%Y", 2^53))
             print(pcall(os.date, "%Y", 0/0)) print(pcall(os.date, "%Y", math.huge)) print(pcall(os.date, "%Y", "x"))
             local d = os.date("!*t", 86400 * 365)
             print(d.year, d.month, d.day, d.hour, d.yday, d.wday, d.isdst)
@@ -163,6 +163,9 @@ final class StockLuaTests: XCTestCase {
             """)
         // os.clock advances one microsecond per call on the virtual clock.
         let state = try makeState()
+        // A deliberate difference: fractional times (the virtual clock's) are taken down to the second.
+        XCTAssertEqual(try state.execute("return os.date('!%H:%M:%S', 59.9), pcall(os.date, '%Y', 0/0)"),
+                       ["00:00:59", false, "bad argument #2 to 'os.date' (number has no integer representation)"])
         XCTAssertEqual(try state.execute("local a = os.clock() local b = os.clock() return b - a > 0, os.clock() < 1"), [true, true])
         XCTAssertEqual(try state.execute("local t = os.clock() local n = 0 while os.clock() - t < 0.01 do n = n + 1 end return n >= 9999 and n <= 10000"), [true])
     }
