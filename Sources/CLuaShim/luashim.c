@@ -391,6 +391,9 @@ static int closurebox_gc(lua_State *L) {
 static int openlibs_protected(lua_State *L) {
     luashim_host *h = gethost(L);
     luaL_openlibs(L);
+    lua_getglobal(L, "string");
+    luashim_install_patterns(L);
+    lua_pop(L, 1);
     lua_pushliteral(L, "not enough memory (a host function exceeded the memory limit)");
     h->overshoot_msg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     luaL_newmetatable(L, CLOSUREBOX_MT);

@@ -28,88 +28,159 @@ public final class FixedClock: HostClock {
     }
 }
 
-/// `os.date` and `os.time` over a `HostClock`, with C's strftime in the C locale.
+/// `os.date` and `os.time` over a `HostClock`, as Lua 5.4.4's loslib behaves
+/// (C locale, errors worded alike), with civil-time arithmetic of its own:
+/// every conversion is range-checked, so no argument can trap.
 enum ClockFunctions {
-    static func calendar(_ tz: TimeZone) -> Calendar {
-        var c = Calendar(identifier: .gregorian)
-        c.timeZone = tz
+    /// Broken-down time (struct tm's fields, tm_year as the full year).
+    struct Civil {
+        var year, month, day, hour, min, sec, wday, yday: Int64
+        var isdst: Bool
+        var gmtoff: Int64
+        var zone: String
+    }
+
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (month may be any integer).
+    static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let m0 = month - 1
+        var y = year + floorDiv(m0, 12)
+        let m = m0 - floorDiv(m0, 12) * 12 + 1
+        if m <= 2 { y -= 1 }
+        let era = floorDiv(y, 400)
+        let yoe = y - era * 400
+        let doy = (153 * ((m + 9) % 12) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// UTC broken-down time of t (seconds since the epoch).
+    static func civilUTC(_ t: Int64) -> Civil {
+        let days = floorDiv(t, 86_400)
+        let secs = t - days * 86_400
+        let z = days + 719_468
+        let era = floorDiv(z, 146_097)
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let wday = (days % 7 + 11) % 7            // 1970-01-01 was a Thursday (4)
+        let yday = days - daysFromCivil(year, 1, 1)
+        return Civil(year: year, month: month, day: day, hour: secs / 3600, min: secs % 3600 / 60, sec: secs % 60,
+                     wday: wday, yday: yday, isdst: false, gmtoff: 0, zone: "UTC")
+    }
+
+    /// Foundation's dates cover this range; beyond it the zone's current rules are used.
+    static let zoneRange: ClosedRange<Int64> = -(1 << 40)...(1 << 40)
+
+    static func offset(_ tz: TimeZone, at t: Int64) -> Int64 {
+        Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: Double(zoneRange.contains(t) ? t : 0))))
+    }
+
+    /// Local (or UTC) broken-down time; throws when the year does not fit C's struct tm.
+    static func civil(_ t: Int64, utc: Bool, timeZone tz: TimeZone) throws -> Civil {
+        guard t > Int64.min / 2, t < Int64.max / 2 else { throw LuaScriptError("date result cannot be represented in this installation") }
+        if utc { return try checked(civilUTC(t)) }
+        let off = offset(tz, at: t)
+        var c = civilUTC(t + off)
+        let date = Date(timeIntervalSince1970: Double(zoneRange.contains(t) ? t : 0))
+        c.isdst = tz.isDaylightSavingTime(for: date)
+        c.gmtoff = off
+        c.zone = tz.identifier == "UTC" ? "UTC" : (tz.abbreviation(for: date) ?? "")
+        return try checked(c)
+    }
+
+    static func checked(_ c: Civil) throws -> Civil {
+        guard c.year - 1900 >= Int64(Int32.min), c.year - 1900 <= Int64(Int32.max) else {
+            throw LuaScriptError("date result cannot be represented in this installation")
+        }
         return c
     }
 
     /// Broken-down time, as `os.date("*t")` returns it.
-    static func dateTable(_ t: Double, utc: Bool, timeZone: TimeZone) -> LuaValue {
-        let tz = utc ? TimeZone(identifier: "UTC")! : timeZone
-        let date = Date(timeIntervalSince1970: t.rounded(.down))
-        let c = calendar(tz).dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
-        let yday = calendar(tz).ordinality(of: .day, in: .year, for: date) ?? 1
-        return .dictionary([
-            "year": .integer(Int64(c.year!)), "month": .integer(Int64(c.month!)), "day": .integer(Int64(c.day!)),
-            "hour": .integer(Int64(c.hour!)), "min": .integer(Int64(c.minute!)), "sec": .integer(Int64(c.second!)),
-            "wday": .integer(Int64(c.weekday!)), "yday": .integer(Int64(yday)),
-            "isdst": .boolean(tz.isDaylightSavingTime(for: date)),
+    static func dateTable(_ c: Civil) -> LuaValue {
+        .dictionary([
+            "year": .integer(c.year), "month": .integer(c.month), "day": .integer(c.day),
+            "hour": .integer(c.hour), "min": .integer(c.min), "sec": .integer(c.sec),
+            "wday": .integer(c.wday + 1), "yday": .integer(c.yday + 1), "isdst": .boolean(c.isdst),
         ])
     }
 
-    /// Formats with strftime directives (the C locale's names), `!` prefix for UTC.
-    static func format(_ format: String, _ t: Double, timeZone: TimeZone) -> String {
-        var fmt = format
-        var tz = timeZone
-        if fmt.hasPrefix("!") {
-            fmt.removeFirst()
-            tz = TimeZone(identifier: "UTC")!
-        }
-        let date = Date(timeIntervalSince1970: t.rounded(.down))
-        let cal = calendar(tz)
-        let c = cal.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
+    /// The conversions C99's strftime knows, as loslib's LUA_STRFTIMEOPTIONS lists them
+    /// ("||" separates the lengths: one character, then E and O modifiers).
+    static let singles = Set("aAbBcCdDeFgGhHIjmMnprRStTuUVwWxXyYzZ%".utf8)
+    static let withE = Set("cCxXyY".utf8)
+    static let withO = Set("deHImMSuUVwWy".utf8)
+
+    /// `os.date(format)` text: checks each conversion as Lua does, formats each with strftime.
+    static func format(_ format: [UInt8], _ c: Civil) throws -> [UInt8] {
         var tmv = tm()
-        tmv.tm_year = Int32(c.year! - 1900)
-        tmv.tm_mon = Int32(c.month! - 1)
-        tmv.tm_mday = Int32(c.day!)
-        tmv.tm_hour = Int32(c.hour!)
-        tmv.tm_min = Int32(c.minute!)
-        tmv.tm_sec = Int32(c.second!)
-        tmv.tm_wday = Int32(c.weekday! - 1)
-        tmv.tm_yday = Int32((cal.ordinality(of: .day, in: .year, for: date) ?? 1) - 1)
-        tmv.tm_isdst = tz.isDaylightSavingTime(for: date) ? 1 : 0
-        tmv.tm_gmtoff = tz.secondsFromGMT(for: date)
-        let abbreviation = tz.identifier == "UTC" ? "UTC" : (tz.abbreviation(for: date) ?? "")
-        var out = [CChar](repeating: 0, count: 512)
-        let n = abbreviation.withCString { zone -> Int in
+        tmv.tm_year = Int32(c.year - 1900)
+        tmv.tm_mon = Int32(c.month - 1)
+        tmv.tm_mday = Int32(c.day)
+        tmv.tm_hour = Int32(c.hour)
+        tmv.tm_min = Int32(c.min)
+        tmv.tm_sec = Int32(c.sec)
+        tmv.tm_wday = Int32(c.wday)
+        tmv.tm_yday = Int32(c.yday)
+        tmv.tm_isdst = c.isdst ? 1 : 0
+        tmv.tm_gmtoff = Int(c.gmtoff)
+        var out: [UInt8] = []
+        var i = 0
+        let percent = UInt8(ascii: "%")
+        return try c.zone.withCString { zone -> [UInt8] in
             tmv.tm_zone = zone
-            return fmt.withCString { strftime(&out, out.count, $0, &tmv) }
+            while i < format.count {
+                guard format[i] == percent else { out.append(format[i]); i += 1; continue }
+                var spec: [UInt8] = [percent]
+                let rest = format[(i + 1)...]
+                if let a = rest.first, singles.contains(a) {
+                    spec.append(a)
+                } else if let a = rest.first, a == UInt8(ascii: "E") || a == UInt8(ascii: "O"),
+                          rest.count > 1, (a == UInt8(ascii: "E") ? withE : withO).contains(rest[rest.startIndex + 1]) {
+                    spec += [a, rest[rest.startIndex + 1]]
+                } else {
+                    let shown = String(decoding: rest, as: UTF8.self)   // loslib shows the rest of the format
+                    throw LuaArgumentError(index: 1, message: "invalid conversion specifier '%\(shown)'")
+                }
+                i += spec.count
+                var buffer = [CChar](repeating: 0, count: 256)
+                let n = (spec.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+                    strftime(&buffer, buffer.count, $0.baseAddress!, &tmv)
+                }
+                out += buffer[0..<n].map { UInt8(bitPattern: $0) }
+            }
+            return out
         }
-        return String(decoding: out[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// `os.time{year=…, month=…, day=…, hour=12, min=0, sec=0}` in local time (fields may overflow, as in mktime).
-    static func time(from table: LuaTable, timeZone: TimeZone) throws -> Double {
-        func field(_ k: String, _ d: Int?) throws -> Int {
-            if let v = table[k], !v.isNil {
-                guard let i = v.integerValue else { throw LuaScriptError("field '\(k)' is not an integer") }
-                return Int(i)
+    /// `os.time{...}`: loslib's field rules ("field 'x' is out-of-bound", "missing in
+    /// date table", "is not an integer"), mktime's normalisation; returns the time and
+    /// the normalised broken-down time to write back.
+    static func time(from table: LuaTable, timeZone tz: TimeZone) throws -> (Int64, Civil) {
+        func field(_ key: String, _ fallback: Int64?, _ delta: Int64) throws -> Int64 {
+            guard let v = table[key], !v.isNil else {
+                guard let fallback else { throw LuaScriptError("field '\(key)' missing in date table") }
+                return fallback
             }
-            guard let d else { throw LuaScriptError("field '\(k)' missing in date table") }
-            return d
+            guard let i = v.integerValue else { throw LuaScriptError("field '\(key)' is not an integer") }
+            guard i >= 0 ? i - delta <= Int64(Int32.max) : Int64(Int32.min) + delta <= i else {
+                throw LuaScriptError("field '\(key)' is out-of-bound")
+            }
+            return i
         }
-        var comps = DateComponents()
-        comps.year = try field("year", nil)
-        comps.month = 1
-        comps.day = 1
-        comps.hour = 0
-        var base = calendar(timeZone).date(from: comps)!
-        let months = try field("month", nil) - 1
-        let days = try field("day", nil) - 1
-        base = calendar(timeZone).date(byAdding: .month, value: months, to: base)!
-        base = calendar(timeZone).date(byAdding: .day, value: days, to: base)!
-        let (h, mi, s) = (try field("hour", 12), try field("min", 0), try field("sec", 0))
-        let cal = calendar(timeZone)
-        if (0..<24).contains(h), (0..<60).contains(mi), (0..<60).contains(s) {
-            var dc = cal.dateComponents([.year, .month, .day], from: base)
-            dc.hour = h
-            dc.minute = mi
-            dc.second = s
-            return cal.date(from: dc)!.timeIntervalSince1970
+        let year = try field("year", nil, 1900), month = try field("month", nil, 1), day = try field("day", nil, 0)
+        let hour = try field("hour", 12, 0), min = try field("min", 0, 0), sec = try field("sec", 0, 0)
+        let local = daysFromCivil(year, month, 1) &* 86_400 + (day - 1) * 86_400 + hour * 3600 + min * 60 + sec
+        var t = local - offset(tz, at: local)
+        t = local - offset(tz, at: t)                  // the offset in force at the result
+        guard let c = try? civil(t, utc: false, timeZone: tz) else {
+            throw LuaScriptError("time result cannot be represented in this installation")
         }
-        return base.timeIntervalSince1970 + Double(h * 3600 + mi * 60 + s)
+        return (t, c)
     }
 }

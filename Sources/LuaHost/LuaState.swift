@@ -198,13 +198,18 @@ public final class LuaState {
         depth += 1
         let status = luashim_pcall(L, arguments, results)
         depth -= 1
-        if outermost { luashim_deadline_disarm(L) }
         guard status != LUA_OK else {
-            if outermost { luashim_clear_stop(L) }
+            if outermost {
+                luashim_deadline_disarm(L)
+                luashim_clear_stop(L)
+            }
             return
         }
+        // The deadline (and a stop in force) still hold while the error is read:
+        // an error object's __tostring that loops is stopped too.
         let error = takeError(status: status)
         if outermost {
+            luashim_deadline_disarm(L)
             luashim_clear_stop(L)
             if error.kind == .stopped || error.kind == .memory { collectGarbage() }
         }

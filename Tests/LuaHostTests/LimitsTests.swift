@@ -54,6 +54,31 @@ final class LimitsTests: XCTestCase {
             """, .timeLimit)
     }
 
+    /// Pattern matching backtracks inside one C call, where no hook fires: the matcher
+    /// itself looks at the stop flag. Each of these would run for hours otherwise.
+    func testTimeLimitStopsPatternMatching() throws {
+        let state = try makeState(limits: LuaLimits(timeLimitMilliseconds: 300))
+        let subject = "string.rep('a', 60)", pattern = "string.rep('a-', 14) .. 'b'"
+        for call in ["string.find(\(subject), \(pattern))", "string.match(\(subject), \(pattern))",
+                     "(\(subject)):gsub(\(pattern), 'x')", "for _ in string.gmatch(\(subject), \(pattern)) do end",
+                     "pcall(string.find, \(subject), \(pattern)) while true do end"] {
+            let error = expectStop(state, call, .timeLimit)
+            XCTAssertContains(error?.message ?? "", "stopped: time limit of 300 ms exceeded")
+        }
+    }
+
+    /// Message handlers and error objects' __tostring are stopped too.
+    func testTimeLimitStopsMessageHandlersAndErrorObjects() throws {
+        let state = try makeState(limits: LuaLimits(timeLimitMilliseconds: 300))
+        _ = expectStop(state, "xpcall(function() while true do end end, function() while true do end end)", .timeLimit)
+        _ = expectStop(state, "xpcall(error, function() while true do end end)", .timeLimit)
+        let looping = expectLuaError {
+            try state.execute("error(setmetatable({}, { __tostring = function() while true do end end }))")
+        }
+        XCTAssertEqual(looping?.message, "(error object is a table value)")
+        XCTAssertEqual(try state.execute("return 1 + 1"), [2])
+    }
+
     func testTimeLimitStopsCoroutines() throws {
         let state = try makeState(limits: LuaLimits(timeLimitMilliseconds: 300))
         let viaWrap = expectStop(state, "coroutine.wrap(function() while true do end end)()", .timeLimit)

@@ -13,6 +13,7 @@ final class StockLuaTests: XCTestCase {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/lua5.4")
         process.arguments = [file.path]
+        process.environment = ["TZ": "UTC"]           // the sandbox's default clock is in UTC
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -107,6 +108,66 @@ final class StockLuaTests: XCTestCase {
             print(select(2, pcall(load("string.format('%d', 1.5)", "=script"))))
             print(select(2, pcall(load("local t = setmetatable({}, {__index = function() return string.rep() end}) return t.x", "=script"))))
             """)
+    }
+
+    /// The stoppable matcher (CLuaShim/pattern.c) gives stock results and errors.
+    func testPatternMatchingIsStock() throws {
+        try assertSameAsStock(#"""
+            local function show(...) local t = table.pack(...) for i = 1, t.n do t[i] = tostring(t[i]) end print(table.concat(t, ",")) end
+            local s = "hello world from Lua 5.4, (nested (parens)) [x] 123-456 %% end"
+            for _, p in ipairs{ "o", "o w", "%a+", "^h", "^w", "d$", "%d+%-%d+", "(%a+) (%a+)", "()o()", "%b()",
+                "%f[%a]%a+", "[%a_][%w_]*", "[^%s]+", "l-o", "l*o", "l+", "l?o", ".-%d", "(h)(e)(l)%3", "%%",
+                "[%]x]", "[a-f]+", "%S+$", "", "x*", "(()a*())" } do
+              show(s:find(p)) show(s:find(p, 10)) show(s:find(p, -5)) show(s:match(p))
+              show(s:gsub(p, "<%0>")) show(s:gsub(p, "%%", 2))
+              local n = 0 for a, b in s:gmatch(p) do n = n + 1 end print(n)
+            end
+            show(("abc"):gsub("%w", { a = 1, b = false })) show(pcall(string.gsub, "abc", "%w", { b = true }))
+            show(("abc"):gsub("%w", function(c) if c == "b" then return false end return c:upper() end))
+            show(("hello"):find("l", 1, true)) show(("a.b"):find(".", 1, true)) show(("a+b"):find("+", 1, true))
+            show(("x"):find("", 10)) show(("x"):find("", 2)) show(("abc"):gmatch("", 2)())
+            for _, bad in ipairs{ "%", "[a", "(", ")", "%1", "(a)%2", "%b", "%f", "%fa", "((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))" } do
+              show(pcall(string.find, "a", bad))
+            end
+            show(pcall(string.gsub, "abc", "b", "%2")) show(pcall(string.gsub, "abc", "b", "%x"))
+            show(pcall(string.gsub, "abc", "b", {b = {}})) show(pcall(string.gsub, "abc", "b"))
+            show(pcall(string.rep("a", 300):rep(1) and string.find, string.rep("a", 300), string.rep("(a", 33)))
+            show(pcall(string.match, string.rep("a", 100000), string.rep("a?", 300) .. string.rep("a", 300)))
+            """#)
+    }
+
+    /// os.time and os.date on the host's clock: stock results, normalisation and errors, no trap.
+    func testOsTimeAndDateAreStock() throws {
+        try assertSameAsStock("""
+            print(pcall(os.time, { year = 2000, month = 1, day = 1, hour = math.maxinteger }))
+            print(pcall(os.time, { year = -(1 << 31) + 1899, month = 1, day = 1 }))
+            print(pcall(os.time, { year = -(1 << 31) + 1900, month = 1, day = 1 }))
+            print(pcall(os.time, { year = 2000, month = 1 }))
+            print(pcall(os.time, { year = 2000, month = 1, day = 1.5 }))
+            print(pcall(os.time, { year = 2000, month = "x", day = 1 }))
+            print(pcall(os.time, { year = 2000, month = math.mininteger, day = 1 }))
+            local t = { year = 2000, month = 14, day = 35, hour = 25, min = 61, sec = -1 }
+            print(os.time(t))
+            print(t.year, t.month, t.day, t.hour, t.min, t.sec, t.yday, t.wday, t.isdst)
+            print(os.date("!%Y-%m-%d %H:%M:%S %j %a %A %b %B %p %y %C %G %g %V %u %w %e %D %F %T %R %h %n%t%%", 946684800))
+            print(pcall(os.date, "%Ez", 0)) print(pcall(os.date, "%", 0)) print(pcall(os.date, "%Q and more", 0))
+            print(os.date("!%Ec|%EY|%Od|%OH", 0))
+            print(#os.date(string.rep("%Y", 1000), 0))
+            print(pcall(os.date, "%Y", 1 << 62)) print(pcall(os.date, "%Y", 2^53))
+            print(pcall(os.date, "%Y", 0/0)) print(pcall(os.date, "%Y", math.huge)) print(pcall(os.date, "%Y", "x"))
+            local d = os.date("!*t", 86400 * 365)
+            print(d.year, d.month, d.day, d.hour, d.yday, d.wday, d.isdst)
+            print(os.time({ year = 1970, month = 1, day = 1, hour = 0 }), os.time({ year = 2038, month = 1, day = 19, hour = 3, min = 14, sec = 8 }))
+            print(os.time({ year = 1, month = 1, day = 1, hour = 0 }), os.time({ year = -1000, month = 1, day = 1, hour = 0 }))
+            print(os.date("%Y-%m-%d", os.time({ year = 2024, month = 2, day = 30 })))
+            """)
+        // os.clock advances one microsecond per call on the virtual clock.
+        let state = try makeState()
+        // A deliberate difference: fractional times (the virtual clock's) are taken down to the second.
+        XCTAssertEqual(try state.execute("return os.date('!%H:%M:%S', 59.9), pcall(os.date, '%Y', 0/0)"),
+                       ["00:00:59", false, "bad argument #2 to 'os.date' (number has no integer representation)"])
+        XCTAssertEqual(try state.execute("local a = os.clock() local b = os.clock() return b - a > 0, os.clock() < 1"), [true, true])
+        XCTAssertEqual(try state.execute("local t = os.clock() local n = 0 while os.clock() - t < 0.01 do n = n + 1 end return n >= 9999 and n <= 10000"), [true])
     }
 
     func testRequireInsideACoroutine() throws {

@@ -64,6 +64,19 @@ def pandas_run(path, tz):
             [(int(k), int(r.n), int(r.active), float(r.p05), float(r.p50), float(r.p95)) for k, r in daily.iterrows()])
 
 
+def peak_resident_bytes():
+    """This process's peak resident memory: VmHWM (ru_maxrss would carry over the peak
+    of the process that forked this one)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def label(key, seconds, fmt):
     return time.strftime(fmt, time.gmtime(key * seconds))
 
@@ -78,7 +91,7 @@ def main():
         seconds, hourly, daily = pandas_run(path, tz)
     else:
         sys.exit(f"peer.py: unknown engine {engine!r} (polars-parquet, polars-csv, pandas-csv)")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_resident_bytes()
     print(json.dumps({
         "seconds": seconds, "peakBytes": peak,
         "hourly": [[label(h, 3600, "%Y-%m-%d %H:00"), float(m)] for h, m in hourly],

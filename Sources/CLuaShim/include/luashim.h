@@ -56,7 +56,11 @@ const char *luashim_newstate_error(void);
 size_t luashim_heap_offset(lua_State *L, const void *p);
 /* Closes the state and frees the host record. */
 void luashim_close(lua_State *L);
-/* Opens the standard libraries inside a protected call; returns a Lua status. */
+/* Replaces find, match, gmatch and gsub in the table on top by the stoppable
+ * matcher of pattern.c (same results and errors as Lua 5.4.4's). [-0, +0] */
+void luashim_install_patterns(lua_State *L);
+/* Opens the standard libraries inside a protected call (with the stoppable
+ * pattern functions); returns a Lua status. */
 int luashim_openlibs(lua_State *L);
 /* An opaque pointer the embedder keeps with the state (Swift's LuaState object). */
 void luashim_set_context(lua_State *L, void *context);
@@ -135,7 +139,7 @@ void luashim_push_sorted_iterators(lua_State *L);
  * Protected; returns a Lua status (an error message pushed on failure). */
 int luashim_close_light_functions(lua_State *L);
 /* Sets the sandbox's C primitives as fields of the table on top: pairs,
- * ipairs, wrap_format(original, tostring), wrap_rep(original). [-0, +0] */
+ * ipairs, wrap_format(original, tostring), wrap_rep(original), wrap_xpcall(original). [-0, +0] */
 void luashim_push_sandbox_primitives(lua_State *L);
 /* The sandbox bootstrap (lua/sandbox.lua, embedded at build time). */
 const char *luashim_sandbox_source(size_t *size);

@@ -99,15 +99,16 @@ G.print = function(...)
   host.write(concat(parts, "\t") .. "\n")
 end
 
+-- A stopped script's xpcall message handler does not run (see sandboxlib.c).
+G.xpcall = host.wrap_xpcall(xpcall)
+
 string.format = host.wrap_format(string.format, tostring)
 string.rep = host.wrap_rep(string.rep)
 format = string.format
 
 -- The host's virtual clock behind os.time, os.clock and os.date.
-local host_time, host_clock, host_date = host.time, host.clock, host.date
-os.time = function(...) return host_time(...) end
-os.clock = function() return host_clock() end
-os.date = function(...) return host_date(...) end
+-- (Host functions called directly: their errors name the caller's line.)
+os.time, os.clock, os.date = host.time, host.clock, host.date
 
 -- 3. Text chunks only.
 G.load = function(chunk, name, mode, ...)
