@@ -69,7 +69,8 @@ end
 -- an hour or more later, so fetch `wrist` up to a few hours past `to`. Records without
 -- those fields (watchOS before 16.4) fall back to the write time.
 function M.wearTime(wrist, from, to)
-  local changes = wrist:first(100000)        -- wear changes are a few per day
+  local changes = {}                         -- every record (no cap): wear changes are a few per day
+  for r in wrist:rows() do changes[#changes + 1] = r end
   local function changedAt(c)
     if c.onWrist then return c.onWristDate or c.time end
     return c.offWristDate or c.time
@@ -231,14 +232,16 @@ end
 -- Sleep
 ------------------------------------------------------------------------------
 
--- One row per sleep session: { night, onset, offset, midpoint, hours }. `night` is the
--- local day the session started on (shifted back a day for sessions starting after
--- midnight, so a night that starts at 00:30 belongs to the evening before).
+-- One row per sleep session: { night, onset, offset, midpoint, hours, complete }. `night`
+-- is the local day of the noon before the onset, read on the clock: a session starting
+-- between 12:00 and midnight belongs to that day, one starting after midnight and before
+-- 12:00 to the day before (00:30 and 11:30 both count for the evening before, also on a
+-- 23- or 25-hour day). Every session is read (no cap).
 function M.sleep(sessions)
   local out = {}
-  for _, s in ipairs(sessions:distinct():first(100000)) do
+  for s in sessions:distinct():rows() do
     local onset, offset = s.time, s.time + s.duration
-    local night = time.day(onset - 12 * 3600)
+    local night = time.hourOfDay(onset) >= 12 and time.day(onset) or time.day(time.startOfDay(onset) - 1)
     out[#out + 1] = { night = night, onset = onset, offset = offset, midpoint = (onset + offset) / 2,
                       hours = s.duration / 3600, complete = s.duration > 0 }
   end

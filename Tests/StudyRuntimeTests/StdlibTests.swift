@@ -171,4 +171,38 @@ final class StdlibTests: XCTestCase {
         XCTAssertEqual(o.lines.prefix(3), ["1.000000000000 1 9 0.0 100.0", "true 1 9", "1.0 9.0"])
         XCTAssertTrue(o.lines.last?.hasPrefix("false") == true && o.lines.last?.contains("whole days") == true, o.output)
     }
+
+    /// summary.sleep's night is the day of the noon before onset on the clock, also on a
+    /// 25-hour day (11:30 is 12.5 h after midnight there), and wearTime and sleep read every
+    /// record: set-like tables whose first() refuses to work would fail a capped reader.
+    func testSleepNightRuleOnDSTDaysAndNoRecordCap() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        local time = require "time"
+        local summary = require "summary"
+        local function set(rows)
+          return { distinct = function(self) return self end,
+                   first = function() error("capped read") end,
+                   rows = function() local i = 0; return function() i = i + 1; return rows[i] end end }
+        end
+        local function at(text) return time.parse(text) end
+        local nights = summary.sleep(set {
+          { time = at("2026-10-25 11:30"), duration = 3600 },       -- fall-back day, before noon
+          { time = at("2026-10-25 12:30"), duration = 3600 },       -- after noon
+          { time = at("2026-10-26 00:30"), duration = 7 * 3600 },   -- after midnight
+          { time = at("2026-03-29 11:30"), duration = 0 },          -- spring-forward day, no end
+        })
+        for _, n in ipairs(nights) do T.log(n.night, n.complete) end
+        local many = {}
+        for i = 1, 100002 do many[i] = { onWrist = i % 2 == 1, time = at("2026-10-20 00:00") + i } end
+        local worn = summary.wearTime(set(many), at("2026-10-20 00:00"), at("2026-10-22 00:00"))
+        T.log(#worn, string.format("%.4f", worn[1].hours + worn[2].hours))
+        """#, scenario: #"return { timezone = "Europe/Berlin", start = "2026-03-02", participants = { { id = "P" } } }"#,
+            days: 1, stdlib: true)
+        // 100 002 alternating changes a second apart: 50 001 on-records of one second each
+        // (a reader capped at 100 000 records would see 50 000).
+        XCTAssertEqual(o.lines, ["2026-10-24 true", "2026-10-25 true", "2026-10-25 true", "2026-03-28 false",
+                                 "2 \(String(format: "%.4f", 50_001 / 3600.0))"])
+    }
 }
