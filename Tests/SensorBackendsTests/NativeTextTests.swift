@@ -29,13 +29,17 @@ final class NativeTextTests: XCTestCase {
     /// Rows of plain numbers read by the fast path give what the general reader gives, and a
     /// row it cannot take (empty field, `nan`, quotes, `+`) goes to the general reader.
     func testFastNumberRowsMatchTheGeneralReader() throws {
-        var text = "1772409600.5934494,1772409540.02,0.024411888793110847,-7,1e-05\n"
+        var text = "writeTime,time,x,identifier,y\n"
+        text += "1772409600.5934494,1772409540.02,0.024411888793110847,-7,1e-05\n"
         text += "1772409600.5,1772409540.5,-0.0,0,123456789012345678e-30\n"
         text += "1772409600.5,,nan,+5,\"1.5\"\n"
         text += "00.5,.5,5.,000,0e5\r\n"
         let source = MemorySource(Array(text.utf8))
         let csv = CSVReader(path: "t.csv", source: source)
         let general = CSVReader(path: "t.csv", source: MemorySource(Array(text.utf8)))
+        // The header goes through the general reader (it fills the window).
+        XCTAssertTrue(try csv.nextRecord())
+        XCTAssertTrue(try general.nextRecord())
         let out = UnsafeMutableRawPointer.allocate(byteCount: 8 * 5 * 8, alignment: 8)
         defer { out.deallocate() }
         let targets = (0..<5).map { out + 64 * $0 }
@@ -55,9 +59,9 @@ final class NativeTextTests: XCTestCase {
                 fastRows.append(row)
             } else {
                 guard try csv.nextRecord() else { break }
-                XCTAssertEqual(csv.line, 3, "only the row with an empty field, nan, + and quotes is left to the general reader")
+                XCTAssertEqual(csv.line, 4, "only the row with an empty field, nan, + and quotes is left to the general reader")
             }
-            if general.line == 4 { break }
+            if general.line == 5 { break }
         }
         XCTAssertEqual(fastRows.count, 3)
     }
