@@ -107,15 +107,35 @@ struct ExportCommand: ParsableCommand {
         let total = runs.reduce(0) { n, run in
             n + first.source.devices(participant: run.setup.id).reduce(0) { m, d in m + sensors.filter { $0.deviceKinds.contains(d.kind) }.count }
         }
-        let bar = ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet))
-        var done = 0
+        let progress = StreamProgress(bar: ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet)), total: total)
+        // Streams are written on several threads: the bar is advanced under a lock.
         let stats = try NativeFormat.export(study, source: first.source, to: URL(fileURLWithPath: into)) { file in
-            bar.update(done: done, total: total, label: file)
-            done += 1
+            progress.step(file)
         }
-        bar.finish()
+        progress.bar.finish()
         print(String(format: "exported %d participant(s), %d day(s): %d files, %d rows in %.1f s to %@",
                      runs.count, first.settings.days, stats.files, stats.rows,
                      Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, into))
+    }
+}
+
+/// The export's progress bar, shared by the threads that write streams.
+private final class StreamProgress: @unchecked Sendable {
+    let bar: ProgressBar
+    let total: Int
+    private let lock = NSLock()
+    private var done = 0
+
+    init(bar: ProgressBar, total: Int) {
+        self.bar = bar
+        self.total = total
+    }
+
+    /// One more stream started (`file`); safe from any thread.
+    func step(_ file: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        bar.update(done: done, total: total, label: file)
+        done += 1
     }
 }
