@@ -113,21 +113,21 @@ struct ExportCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let existed = FileManager.default.fileExists(atPath: target.path)
-        var written: [String] = []
         let began = DispatchTime.now().uptimeNanoseconds
         // One step per participant × device × sensor stream, as the exporter visits them.
         let total = runs.reduce(0) { n, run in
             n + first.source.devices(participant: run.setup.id).reduce(0) { m, d in m + sensors.filter { $0.deviceKinds.contains(d.kind) }.count }
         }
-        let bar = ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet))
+        // Streams are written on several threads: the bar and the list of files written are kept under a lock.
+        let progress = StreamProgress(bar: ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet)), total: total)
         let stats: NativeFormat.ExportStats
         do {
             stats = try NativeFormat.export(study, source: first.source, to: target) { file in
-                bar.update(done: written.count, total: total, label: file)
-                written.append(file)
+                progress.step(file)
             }
         } catch {
-            bar.finish()
+            progress.bar.finish()
+            let written = progress.files
             // Remove what this export wrote: the whole folder if it made it, else its files.
             if existed {
                 for file in written + ["manifest.json"] { try? FileManager.default.removeItem(at: target.appendingPathComponent(file)) }
@@ -138,7 +138,7 @@ struct ExportCommand: ParsableCommand {
             printError("export failed: \(reason) (writing \(written.last.map { target.appendingPathComponent($0).path } ?? target.path)); what it wrote was removed")
             throw ExitCode(1)
         }
-        bar.finish()
+        progress.bar.finish()
         print(String(format: "exported %d participant(s), %d day(s): %d files, %d rows in %.1f s to %@",
                      runs.count, first.settings.days, stats.files, stats.rows,
                      Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, into))
@@ -177,5 +177,35 @@ struct ExportCommand: ParsableCommand {
         if ns.domain == NSPOSIXErrorDomain && (ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT)) { return true }
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? Error { return isDiskFull(underlying) }
         return "\(error)".contains("No space left on device")
+    }
+}
+
+/// The export's progress bar, shared by the threads that write streams.
+private final class StreamProgress: @unchecked Sendable {
+    let bar: ProgressBar
+    let total: Int
+    private let lock = NSLock()
+    private var done = 0
+    private var started: [String] = []
+
+    /// The files started so far, in the order they were started.
+    var files: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return started
+    }
+
+    init(bar: ProgressBar, total: Int) {
+        self.bar = bar
+        self.total = total
+    }
+
+    /// One more stream started (`file`); safe from any thread.
+    func step(_ file: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        bar.update(done: done, total: total, label: file)
+        started.append(file)
+        done += 1
     }
 }

@@ -253,6 +253,136 @@ final class CSVReader {
         return rows
     }
 
+    /// Fast path for rows of plain numbers (native sample files): `fields` numbers, each
+    /// `-?digits[.digits][e±digits]` (`wholeNumber[f]`: `-?digits` only, ≤ 18 digits), with at most
+    /// 19 significant digits, separated by `,` and ended by `\n` (or `\r\n`). Field f of row r
+    /// goes to `targets[f] + 8r` (a Double, or an Int64 for whole numbers). Reads up to
+    /// `maxRows` such records and stops before the first other one (an empty field, a quote,
+    /// `nan`, a record not complete in the window…), consuming nothing of it: the caller
+    /// reads it with `nextRecord()`, which handles everything and reports errors. Values are
+    /// the ones `NumberParser.double`/`int` give for the same text (both correctly rounded).
+    /// Returns the rows read; `line` is then the line of the last one.
+    func fastNumberRows(_ fields: Int, targets: UnsafePointer<UnsafeMutableRawPointer>, wholeNumber: UnsafePointer<Bool>,
+                        maxRows: Int) -> Int {
+        guard fields > 0, maxRows > 0 else { return 0 }
+        let w = window
+        let p = w.base
+        let end = w.end
+        var i = w.start
+        var rows = 0
+        NumberParser.exact.withUnsafeBufferPointer { pow10 in
+            record: while rows < maxRows {
+                let rowStart = i
+                for f in 0..<fields {
+                    guard Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!,
+                                           into: targets[f] + 8 * rows) else {
+                        i = rowStart
+                        break record
+                    }
+                    let c = p[i]
+                    if f + 1 < fields {
+                        guard c == UInt8(ascii: ",") else { i = rowStart; break record }
+                        i += 1
+                    } else if c == UInt8(ascii: "\n") {
+                        i += 1
+                    } else if c == UInt8(ascii: "\r") && i + 1 < end && p[i + 1] == UInt8(ascii: "\n") {
+                        i += 2
+                    } else {
+                        i = rowStart
+                        break record
+                    }
+                }
+                rows += 1
+            }
+        }
+        guard rows > 0 else { return 0 }
+        w.start = i
+        line = nextLine + rows - 1
+        nextLine += rows
+        fieldCount = 0
+        return rows
+    }
+
+    /// One plain number at `p[i...]` (see `fastNumberRows`) stored at `out`; false (with `i`
+    /// anywhere) when the text is not one. Reads only below `end` or the 0 byte at `p[end]`.
+    @inline(__always)
+    static func plainNumber(_ p: UnsafeMutablePointer<UInt8>, _ i: inout Int, end: Int, whole: Bool,
+                            pow10: UnsafePointer<Double>, into out: UnsafeMutableRawPointer) -> Bool {
+        let negative = p[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        let start = i
+        var m: UInt64 = 0
+        while p[i] == UInt8(ascii: "0") { i += 1 }
+        var s = i
+        eightDigits(p, &i, end: end, &m)
+        digits(p, &i, &m)
+        var significant = i - s
+        var scale = 0
+        var dot = false
+        if p[i] == UInt8(ascii: ".") && !whole {
+            dot = true
+            i += 1
+            let z = i
+            if significant == 0 { while p[i] == UInt8(ascii: "0") { i += 1 } }
+            let zeros = i - z
+            s = i
+            eightDigits(p, &i, end: end, &m)
+            digits(p, &i, &m)
+            significant += i - s
+            scale = zeros + (i - s)
+        }
+        guard i - start > (dot ? 1 : 0), significant <= 19 else { return false }
+        var e10 = -scale
+        let c = p[i]
+        if c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
+            if whole { return false }
+            i += 1
+            var eneg = false
+            if p[i] == UInt8(ascii: "-") || p[i] == UInt8(ascii: "+") { eneg = p[i] == UInt8(ascii: "-"); i += 1 }
+            let es = i
+            var e = 0
+            while p[i] &- 48 < 10 && i - es < 5 { e = e * 10 + Int(p[i] &- 48); i += 1 }
+            guard i > es, p[i] &- 48 >= 10 else { return false }
+            e10 += eneg ? -e : e
+        }
+        if whole {
+            guard significant <= 18 else { return false }
+            let v = Int64(m)
+            out.storeBytes(of: negative ? -v : v, as: Int64.self)
+            return true
+        }
+        var v: Double
+        if m == 0 {
+            v = 0
+        } else if m < (1 << 53) && e10 >= -22 && e10 <= 22 {
+            v = Double(m)
+            if e10 < 0 { v /= pow10[-e10] } else if e10 > 0 { v *= pow10[e10] }
+        } else if let x = EiselLemire.double(m, e10) {
+            v = x
+        } else {
+            return false
+        }
+        out.storeBytes(of: negative ? -v : v, as: Double.self)
+        return true
+    }
+
+    /// Appends runs of eight decimal digits at `p[i...]` to `m` (mod 2^64), eight at a time
+    /// (SWAR: one 8-byte load, no per-digit loop), while eight bytes before `end` are all digits.
+    @inline(__always)
+    static func eightDigits(_ p: UnsafeMutablePointer<UInt8>, _ i: inout Int, end: Int, _ m: inout UInt64) {
+        while i + 8 <= end {
+            let v = UInt64(littleEndian: UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self))
+            // All eight bytes in '0'...'9'?
+            guard (v & 0xF0F0_F0F0_F0F0_F0F0) | (((v &+ 0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4) == 0x3333_3333_3333_3333 else { return }
+            var x = v &- 0x3030_3030_3030_3030
+            x = (x &* 10) &+ (x >> 8)
+            x = (((x & 0x0000_00FF_0000_00FF) &* (100 &+ (1_000_000 << 32)))
+                 &+ (((x >> 16) & 0x0000_00FF_0000_00FF) &* (1 &+ (10_000 << 32)))) >> 32
+            m = m &* 100_000_000 &+ x
+            i += 8
+        }
+    }
+
     /// Appends the decimal digits at `p[i...]` to `m` (mod 2^64), two at a time (half the
     /// multiply chain); stops at the first other byte. The byte after a digit is always
     /// readable (the window ends with a 0 sentinel).

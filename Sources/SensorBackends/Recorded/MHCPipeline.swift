@@ -14,6 +14,8 @@ enum MHCBatchedPipeline {
         var batch: SampleBatch
         /// Bytes of the file consumed when the piece was cut (for the progress bar).
         var bytesRead: Int64
+        /// False when its rows are not in write-time order (they are then buffered and sorted).
+        var sorted = true
     }
 
     /// A small blocking queue between the two threads.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import SensorKitModel
 
 /// Sensorium's own recorded-study format (docs/native-format.md): a folder with
@@ -56,7 +59,7 @@ public enum NativeFormat {
     /// recording interval list left empty is written as "recorded over the whole span".
     @discardableResult
     public static func export(_ study: Study, source: any SampleSource, to directory: URL,
-                              progress: ((String) -> Void)? = nil) throws -> ExportStats {
+                              progress: (@Sendable (String) -> Void)? = nil) throws -> ExportStats {
         let fm = FileManager.default
         try fm.createDirectory(at: directory, withIntermediateDirectories: true)
         var stats = ExportStats()
@@ -82,22 +85,28 @@ public enum NativeFormat {
                     ("productType", .string(d.productType)),
                 ]))
             }
-            var streamsJSON: [FieldValue] = []
-            var written: [Sensor] = []
+            // Every stream is its own file: they are written on up to one thread per core.
+            var jobs: [(device: SRDevice, sensor: Sensor, rel: String)] = []
             for d in devices {
                 for sensor in study.sensors where sensor.deviceKinds.contains(d.kind) {
-                    let rel = "\(folder)/\(deviceIDs[d]!)/\(sensor.rawValue).csv"
-                    progress?(rel)
-                    let url = directory.appendingPathComponent(rel)
-                    let rows = try writeStream(source: source, participant: p.id, device: d, sensor: sensor,
-                                               start: study.start, end: study.end, to: url)
-                    guard rows > 0 else { continue }
-                    stats.files += 1
-                    stats.rows += rows
-                    if !written.contains(sensor) { written.append(sensor) }
-                    streamsJSON.append(.object([("sensor", .string(sensor.rawValue)), ("device", .string(deviceIDs[d]!)),
-                                                ("file", .string(rel)), ("rows", .int(Int64(rows)))]))
+                    jobs.append((d, sensor, "\(folder)/\(deviceIDs[d]!)/\(sensor.rawValue).csv"))
                 }
+            }
+            let streamJobs = jobs
+            let rowsWritten = try inParallel(streamJobs.count) { k in
+                let job = streamJobs[k]
+                progress?(job.rel)
+                return try writeStream(source: source, participant: p.id, device: job.device, sensor: job.sensor,
+                                       start: study.start, end: study.end, to: directory.appendingPathComponent(job.rel))
+            }
+            var streamsJSON: [FieldValue] = []
+            var written: [Sensor] = []
+            for (job, rows) in zip(jobs, rowsWritten) where rows > 0 {
+                stats.files += 1
+                stats.rows += rows
+                if !written.contains(job.sensor) { written.append(job.sensor) }
+                streamsJSON.append(.object([("sensor", .string(job.sensor.rawValue)), ("device", .string(deviceIDs[job.device]!)),
+                                            ("file", .string(job.rel)), ("rows", .int(Int64(rows)))]))
             }
             let recording = p.recording.isEmpty
                 ? written.map { RecordingInterval(sensor: $0, after: study.start, through: study.end) } : p.recording
@@ -143,6 +152,44 @@ public enum NativeFormat {
         !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
     }
 
+    /// Runs `body(0..<n)` on up to one thread per core; the results in order, or the first error.
+    static func inParallel<T: Sendable>(_ n: Int, _ body: @Sendable (Int) throws -> T) throws -> [T] {
+        let state = ParallelState<T>(n)
+        let workers = max(1, min(n, ProcessInfo.processInfo.activeProcessorCount))
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                state.lock.lock()
+                let k = state.next
+                state.next += 1
+                let stop = k >= n || state.failure != nil
+                state.lock.unlock()
+                if stop { return }
+                do {
+                    let r = try body(k)
+                    state.lock.lock()
+                    state.results[k] = r
+                    state.lock.unlock()
+                } catch {
+                    state.lock.lock()
+                    if state.failure == nil { state.failure = error }
+                    state.lock.unlock()
+                }
+            }
+        }
+        if let e = state.failure { throw e }
+        return state.results.map { $0! }
+    }
+
+    /// Work shared by the threads of `inParallel`.
+    final class ParallelState<T>: @unchecked Sendable {
+        let lock = NSLock()
+        var next = 0
+        var results: [T?]
+        var failure: Error?
+        init(_ n: Int) { results = Array(repeating: nil, count: n) }
+    }
+
+    /// One stream's file (none when it has no rows); returns the rows written.
     private static func writeStream(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
                                      start: Double, end: Double, to url: URL) throws -> Int {
         let fields = sensor.info.columnFields
@@ -158,36 +205,80 @@ public enum NativeFormat {
             if rows == 0 {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try out.open(url.path)
-                out.append("writeTime,time")
-                for f in fields { out.append(","); out.append(f.name) }
-                out.append("\n")
+                try out.append("writeTime,time")
+                for f in fields { try out.append(","); try out.append(f.name) }
+                try out.append("\n")
             }
-            let cols = fields.map { f in b.column(f.name) }
-            for r in 0..<b.count {
-                out.appendDouble(b.writeTimes[r])
-                out.append(",")
-                if !b.times[r].isNaN { out.appendDouble(b.times[r]) }
-                for c in cols {
-                    out.append(",")
-                    guard let c, c.present?[r] ?? true else { continue }
-                    switch c.data {
-                    case .double(let v): out.appendDouble(v[r])
-                    case .int(let v): out.append(String(v[r]))
-                    case .bool(let v): out.append(v[r] ? "true" : "false")
-                    case .string(let v): out.appendCSV(v[r], alwaysQuoteEmpty: true)
-                    case .value(let v):
-                        var s = ""
-                        JSONWriter.write(v[r], into: &s)
-                        out.appendCSV(s, alwaysQuoteEmpty: true)
-                    }
-                }
-                out.append("\n")
-                try out.flushIfLarge()
-            }
+            try writeRows(b, fields: fields, into: &out)
             rows += b.count
         }
         if rows > 0 { try out.close() }
         return rows
+    }
+
+    /// The rows of `b` as CSV lines. Numbers (most columns) are formatted from raw buffers
+    /// straight into the output; other values through their text.
+    static func writeRows(_ b: SampleBatch, fields: [FieldSchema], into out: inout FileOutput) throws {
+        let n = b.count
+        let cols = fields.map { b.column($0.name) }
+        // Numeric columns as bit patterns, column-major; kind 0 double, 1 int, 2 other, 3 absent.
+        let kinds = cols.map { c -> Int in
+            guard let c else { return 3 }
+            switch c.data {
+            case .double: return 0
+            case .int: return 1
+            default: return 2
+            }
+        }
+        let width = cols.count
+        let bits = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, n * width))
+        defer { bits.deallocate() }
+        for (k, c) in cols.enumerated() {
+            switch c?.data {
+            case .double(let v)?: v.withUnsafeBytes { UnsafeMutableRawPointer(bits + k * n).copyMemory(from: $0.baseAddress!, byteCount: 8 * n) }
+            case .int(let v)?: v.withUnsafeBytes { UnsafeMutableRawPointer(bits + k * n).copyMemory(from: $0.baseAddress!, byteCount: 8 * n) }
+            default: break
+            }
+        }
+        let present = cols.map { $0?.present }
+        let anyMissing = present.contains { $0 != nil }
+        try b.writeTimes.withUnsafeBufferPointer { w in
+            try b.times.withUnsafeBufferPointer { t in
+                for r in 0..<n {
+                    try out.reserve(64 + 28 * width)
+                    out.double(w[r])
+                    out.byte(UInt8(ascii: ","))
+                    if !t[r].isNaN { out.double(t[r]) }
+                    for k in 0..<width {
+                        out.byte(UInt8(ascii: ","))
+                        if anyMissing, let p = present[k], !p[r] { continue }
+                        switch kinds[k] {
+                        case 0: out.double(Double(bitPattern: bits[k * n + r]))
+                        case 1: out.int(Int64(bitPattern: bits[k * n + r]))
+                        case 2:
+                            try otherValue(cols[k]!.data, r, into: &out)
+                            try out.reserve(64 + 28 * width)
+                        default: break
+                        }
+                    }
+                    out.byte(UInt8(ascii: "\n"))
+                }
+            }
+        }
+    }
+
+    /// A bool, string or nested value as CSV text.
+    static func otherValue(_ data: ColumnData, _ r: Int, into out: inout FileOutput) throws {
+        switch data {
+        case .bool(let v): try out.append(v[r] ? "true" : "false")
+        case .string(let v): try out.appendCSV(v[r], alwaysQuoteEmpty: true)
+        case .value(let v):
+            var s = ""
+            JSONWriter.write(v[r], into: &s)
+            try out.appendCSV(s, alwaysQuoteEmpty: true)
+        case .double(let v): try out.reserve(32); out.double(v[r])
+        case .int(let v): try out.reserve(24); out.int(v[r])
+        }
     }
 
     // MARK: Import
@@ -366,8 +457,20 @@ public enum NativeFormat {
         }
         guard seen.contains("writeTime") else { throw ImportError(file: path, line: 1, field: "writeTime", "the header has no writeTime column") }
         guard seen.contains("time") else { throw ImportError(file: path, line: 1, field: "time", "the header has no time column") }
-        let absent = buf.columns.indices.filter { ci in !slots.contains { if case .column(ci, _) = $0 { true } else { false } } }
         let headerNames = (0..<csv.fieldCount).map { csv.string($0) }
+        if NativeNumericPipeline.applies(to: fields) {
+            let targets = slots.map { slot -> NativeNumericPipeline.Target in
+                switch slot {
+                case .write: .writeTime
+                case .time: .time
+                case .column(let k, let f): .column(k, f)
+                }
+            }
+            try NativeNumericPipeline.run(csv, path: path, names: headerNames, targets: targets, participant: participant,
+                                          device: device, sensor: sensor, session: session, progress: progress)
+            return
+        }
+        let absent = buf.columns.indices.filter { ci in !slots.contains { if case .column(ci, _) = $0 { true } else { false } } }
         var rows = 0
         while try csv.nextRecord() {
             guard csv.fieldCount == slots.count else {
@@ -410,28 +513,48 @@ public enum NativeFormat {
         progress?.fileProgress(csv.fileBytesRead)
     }
 
+    /// A parsed number field: a double, or a whole number (int, enumeration, option set).
+    enum ParsedNumber {
+        case double(Double)
+        case int(Int64)
+    }
+
+    /// Field i of a double or whole-number column: nil when empty (missing). Throws what was
+    /// expected (a date field: a plausible date).
+    static func numberField(_ csv: CSVReader, _ i: Int, field f: FieldSchema, path: String, name: String) throws -> ParsedNumber? {
+        if csv.isEmpty(i) { return nil }
+        func bad(_ expected: String) -> ImportError {
+            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
+        }
+        if f.type.columnKind == .double {
+            guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
+            guard x.isFinite else { throw bad("a finite number") }
+            if f.type == .date, let problem = Plausible.problem(x) {
+                throw ImportError(file: path, line: csv.line, field: name, problem)
+            }
+            return .double(x)
+        }
+        if let x = NumberParser.int(csv.bytes(i)) {
+            guard f.type.accepts(raw: x) else { throw bad(f.type.allowedRaw) }
+            return .int(x)
+        }
+        if let raw = f.type.rawValue(forName: csv.string(i)) { return .int(raw) }
+        let names = f.type.namedValues.map(\.name)
+        throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
+    }
+
     static func parseField(_ csv: CSVReader, _ i: Int, into c: ColumnBuilder, field f: FieldSchema, path: String, name: String) throws {
         if csv.isEmpty(i) { c.appendMissing(); return }
         func bad(_ expected: String) -> ImportError {
             ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
         }
         switch f.type.columnKind {
-        case .double:
-            guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
-            guard x.isFinite else { throw bad("a finite number") }
-            if f.type == .date, x.isFinite, let problem = Plausible.problem(x) {
-                throw ImportError(file: path, line: csv.line, field: name, problem)
+        case .double, .int:
+            switch try numberField(csv, i, field: f, path: path, name: name) {
+            case .double(let x)?: c.appendDouble(x)
+            case .int(let x)?: c.appendInt(x)
+            case nil: c.appendMissing()
             }
-            c.appendDouble(x)
-        case .int:
-            if let x = NumberParser.int(csv.bytes(i)) {
-                guard f.type.accepts(raw: x) else { throw bad(f.type.allowedRaw) }
-                c.appendInt(x)
-                return
-            }
-            if let raw = f.type.rawValue(forName: csv.string(i)) { c.appendInt(raw); return }
-            let names = f.type.namedValues.map(\.name)
-            throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
         case .bool:
             switch csv.string(i) {
             case "true", "1": c.appendBool(true)
@@ -468,59 +591,169 @@ final class MemorySource: ByteSource {
     }
 }
 
-/// Buffered file writing.
-struct FileOutput {
-    private var handle: FileHandle?
-    private var buffer: [UInt8] = []
+/// Buffered file writing into a raw buffer: `reserve` room, then `byte`, `double`, `int`.
+struct FileOutput: ~Copyable {
+    private var fd: Int32 = -1
+    private var path = ""
+    private let capacity = 1 << 20
+    private let buffer: UnsafeMutablePointer<UInt8>
+    private var count = 0
+
+    init() { buffer = .allocate(capacity: 1 << 20) }
+
+    deinit {
+        if fd >= 0 { Glibc.close(fd) }
+        buffer.deallocate()
+    }
 
     mutating func open(_ path: String) throws {
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
-        handle = h
-        buffer.reserveCapacity(1 << 20)
+        self.path = path
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw ImportError(file: path, "cannot write: \(String(cString: strerror(errno)))") }
     }
 
-    @inline(__always) mutating func append(_ s: String) {
-        var s = s
-        s.withUTF8 { buffer.append(contentsOf: $0) }
+    /// Room for `n` more bytes (n ≤ 1 MiB), flushing when needed.
+    @inline(__always) mutating func reserve(_ n: Int) throws {
+        if count + n > capacity { try flush() }
     }
 
-    @inline(__always) mutating func append(_ b: UInt8) { buffer.append(b) }
+    /// Call only after `reserve`.
+    @inline(__always) mutating func byte(_ b: UInt8) {
+        buffer[count] = b
+        count += 1
+    }
 
-    /// Shortest text that reads back as the same Double (`nan`, `inf`, `-inf` for the others).
-    mutating func appendDouble(_ d: Double) { append(d.description) }
-
-    /// A CSV field: quoted when it holds a comma, quote or line break (or is empty and
-    /// `alwaysQuoteEmpty`, so that an empty string differs from a missing value).
-    mutating func appendCSV(_ s: String, alwaysQuoteEmpty: Bool) {
-        if s.isEmpty { if alwaysQuoteEmpty { append("\"\"") }; return }
-        if s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
-            // Quoted, inner quotes doubled (bytes: no Foundation string search per field).
-            buffer.append(UInt8(ascii: "\""))
-            for b in s.utf8 {
-                buffer.append(b)
-                if b == UInt8(ascii: "\"") { buffer.append(b) }
-            }
-            buffer.append(UInt8(ascii: "\""))
-        } else {
-            append(s)
+    /// Shortest round-trip text (`nan`, `inf`, `-inf` for the others) as `Double.description`
+    /// writes it; call after `reserve(32)`.
+    @inline(__always) mutating func double(_ d: Double) {
+        if let n = FileOutput.shortDecimal(d, into: buffer + count) {
+            count += n
+            return
+        }
+        var s = d.description
+        s.withUTF8 { u in
+            (buffer + count).update(from: u.baseAddress!, count: u.count)
+            count += u.count
         }
     }
 
-    mutating func flushIfLarge() throws {
-        if buffer.count >= 1 << 20 { try flush() }
+    /// `d` in fixed notation with the fewest fraction digits (≤ 9, at least one) that read back
+    /// bit-exact (`Double(m) / 10^k == d`: what the parser computes), without a String: the
+    /// text `Double.description` gives for such numbers with 1e-4 ≤ |d| < 2^53 (times such as
+    /// `1772409540.02`). Writes at most 28 bytes; nil (nothing written) for other numbers.
+    @inline(__always)
+    static func shortDecimal(_ d: Double, into p: UnsafeMutablePointer<UInt8>) -> Int? {
+        let a = abs(d)
+        guard a >= 1e-4, a < 9.007_199_254_740_992e15 else { return nil }
+        var k = 0
+        var m = 0.0
+        while true {
+            let s = NumberParser.exact[k]
+            m = (a * s).rounded()
+            guard m < 9.007_199_254_740_992e15 else { return nil }
+            if m / s == a { break }
+            k += 1
+            if k > 9 { return nil }
+        }
+        var o = 0
+        if d.sign == .minus { p[0] = UInt8(ascii: "-"); o = 1 }
+        let scale = UInt64(NumberParser.exact[k])
+        let whole = UInt64(m) / scale, frac = UInt64(m) % scale
+        // Whole part.
+        var w = whole
+        var digits = 1
+        while w >= 10 { w /= 10; digits += 1 }
+        w = whole
+        for i in stride(from: digits - 1, through: 0, by: -1) {
+            p[o + i] = UInt8(48 + w % 10)
+            w /= 10
+        }
+        o += digits
+        p[o] = UInt8(ascii: ".")
+        o += 1
+        if k == 0 {
+            p[o] = UInt8(ascii: "0")
+            return o + 1
+        }
+        var f = frac
+        for i in stride(from: k - 1, through: 0, by: -1) {
+            p[o + i] = UInt8(48 + f % 10)
+            f /= 10
+        }
+        return o + k
+    }
+
+    /// Decimal text; call after `reserve(20)`.
+    @inline(__always) mutating func int(_ v: Int64) {
+        var u = v.magnitude
+        if v < 0 { byte(UInt8(ascii: "-")) }
+        var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        let len = withUnsafeMutableBytes(of: &tmp) { t -> Int in
+            var k = 24
+            repeat {
+                k -= 1
+                t[k] = UInt8(48 + u % 10)
+                u /= 10
+            } while u > 0
+            (buffer + count).update(from: t.baseAddress!.assumingMemoryBound(to: UInt8.self) + k, count: 24 - k)
+            return 24 - k
+        }
+        count += len
+    }
+
+    mutating func append(_ s: String) throws {
+        var s = s
+        try s.withUTF8 { u in try append(bytes: u) }
+    }
+
+    mutating func append(bytes u: UnsafeBufferPointer<UInt8>) throws {
+        guard let base = u.baseAddress else { return }
+        var done = 0
+        while done < u.count {
+            if count == capacity { try flush() }
+            let k = min(u.count - done, capacity - count)
+            (buffer + count).update(from: base + done, count: k)
+            count += k
+            done += k
+        }
+    }
+
+    /// A CSV field: quoted when it holds a comma, quote or line break (or is empty and
+    /// `alwaysQuoteEmpty`, so that an empty string differs from a missing value).
+    mutating func appendCSV(_ s: String, alwaysQuoteEmpty: Bool) throws {
+        if s.isEmpty { if alwaysQuoteEmpty { try append("\"\"") }; return }
+        if s.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }) {
+            // Quoted, inner quotes doubled (bytes: no Foundation string search per field).
+            var q: [UInt8] = [UInt8(ascii: "\"")]
+            q.reserveCapacity(s.utf8.count + 8)
+            for b in s.utf8 {
+                q.append(b)
+                if b == UInt8(ascii: "\"") { q.append(b) }
+            }
+            q.append(UInt8(ascii: "\""))
+            try q.withUnsafeBufferPointer { try append(bytes: $0) }
+        } else {
+            try append(s)
+        }
     }
 
     mutating func flush() throws {
-        guard let h = handle, !buffer.isEmpty else { return }
-        try h.write(contentsOf: buffer)
-        buffer.removeAll(keepingCapacity: true)
+        var done = 0
+        while done < count {
+            let k = Glibc.write(fd, buffer + done, count - done)
+            if k < 0 {
+                if errno == EINTR { continue }
+                throw ImportError(file: path, "write failed: \(String(cString: strerror(errno)))")
+            }
+            done += k
+        }
+        count = 0
     }
 
     mutating func close() throws {
         try flush()
-        try handle?.close()
-        handle = nil
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
     }
 }
 

@@ -270,28 +270,30 @@ public enum StoreBenchmark {
         let folder = dir.appendingPathComponent("native-\(days)d")
         resetPeakResident()
         var t = now()
+        var cpu0 = processCPUSeconds()
         let exported = try NativeFormat.export(study, source: sim, to: folder)
         var s = secs(t)
+        var cpu = processCPUSeconds() - cpu0
         let csvBytes = RecordedStore.bytes(under: folder.path)
-        output(String(format: "  native export, participant-week phone + watch accelerometer: %d rows (%.0f MB) in %.2f s = %.2f M rows/s (target ≥ 5: %.2fx); peak memory %.0f MB",
-                      exported.rows, Double(csvBytes) / 1e6, s, Double(exported.rows) / s / 1e6, Double(exported.rows) / s / 5e6,
-                      Double(peakResidentBytes()) / 1e6))
+        output(String(format: "  native export, %d day(s) of phone + watch accelerometer: %d rows (%.0f MB) in %.2f s = %.2f M rows/s (target ≥ 5: %.2fx); %.2f CPU-s (%.2f M rows per CPU-s); peak memory %.0f MB",
+                      days, exported.rows, Double(csvBytes) / 1e6, s, Double(exported.rows) / s / 1e6, Double(exported.rows) / s / 5e6,
+                      cpu, Double(exported.rows) / cpu / 1e6, Double(peakResidentBytes()) / 1e6))
         let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
         var firstRate = 0.0
         for pass in ["import", "re-import"] {
             resetPeakResident()
             t = now()
-            let cpu0 = processCPUSeconds()
+            cpu0 = processCPUSeconds()
             let stats = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
             s = secs(t)
-            let cpu = processCPUSeconds() - cpu0
+            cpu = processCPUSeconds() - cpu0
             let rate = Double(stats.rowsRead) / s
             let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
                 : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
             if pass == "import" { firstRate = rate }
-            output(String(format: "  native %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of CSV; %.2f CPU-s; %d rows stored, %d duplicates dropped; peak memory %.0f MB",
-                          pass, s, rate / 1e6, target, Double(csvBytes) / 1e6 / s, cpu, stats.rowsStored, stats.duplicatesDropped,
+            output(String(format: "  native %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          pass, s, rate / 1e6, target, Double(csvBytes) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped,
                           Double(peakResidentBytes()) / 1e6))
         }
         try FileManager.default.removeItem(at: folder)
@@ -303,13 +305,16 @@ public enum StoreBenchmark {
         // Twice: the first pass may read pages from disk, the second from the page cache.
         var decoded = 0
         s = .infinity
+        cpu = .infinity
         for _ in 0..<2 {
             t = now()
+            cpu0 = processCPUSeconds()
             decoded = try decodeEverything(store)
             s = min(s, secs(t))
+            cpu = min(cpu, processCPUSeconds() - cpu0)
         }
-        output(String(format: "  native store decoded (every chunk, every column; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx)",
-                      decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6))
+        output(String(format: "  native store decoded (every chunk, every column, one thread; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx); %.3f CPU-s (%.0f M samples per CPU-s)",
+                      decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6, cpu, Double(decoded) / cpu / 1e6))
         try store.close()
     }
 

@@ -70,13 +70,15 @@ func pieces(slots: [BatchSlot], perBatch: Int, rate: Double, spans: [(start: Dou
 }
 
 /// The shared columns of array streams: sample times, uptime, write times, batch ids.
-func arrayTimeColumns(_ ps: [Piece], total: Int, dt: Double) -> (times: [Double], uptime: [Double], writes: [Double], ids: [Int64]) {
-    // Sample n is at n × dt; n is carried as a Double (exact below 2⁵³) so the loop vectorises.
+func arrayTimeColumns(_ ps: [Piece], total: Int, rate: Double) -> (times: [Double], uptime: [Double], writes: [Double], ids: [Int64]) {
+    // Sample n is at n / rate, correctly rounded (at 50 Hz: the double nearest a whole number of
+    // hundredths, so the times print with at most two decimals); n is carried as a Double
+    // (exact below 2⁵³) so the loop vectorises.
     let times = [Double](unsafeUninitializedCapacity: total) { buf, n in
         let b = buf.baseAddress!
         for p in ps {
             let o = b + p.offset, first = Double(p.n0)
-            for i in 0..<p.count { o[i] = (first + Double(i)) * dt }
+            for i in 0..<p.count { o[i] = (first + Double(i)) / rate }
         }
         n = total
     }
@@ -84,7 +86,7 @@ func arrayTimeColumns(_ ps: [Piece], total: Int, dt: Double) -> (times: [Double]
         let b = buf.baseAddress!
         for p in ps {
             let o = b + p.offset, first = Double(p.n0), boot = p.boot
-            for i in 0..<p.count { o[i] = (first + Double(i)) * dt - boot }
+            for i in 0..<p.count { o[i] = (first + Double(i)) / rate - boot }
         }
         n = total
     }
@@ -142,7 +144,7 @@ func motionBatch(_ p: Participant, kind: DeviceKind, sensor: Sensor, ctx: WriteC
        }
       }
     }
-    let t = arrayTimeColumns(ps, total: total, dt: 1 / rate)
+    let t = arrayTimeColumns(ps, total: total, rate: rate)
     var columns = [
         Column(name: "x", data: .double(xs)), Column(name: "y", data: .double(ys)), Column(name: "z", data: .double(zs)),
         Column(name: "timestamp", data: .double(t.uptime)),

@@ -192,7 +192,7 @@ func pressureBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
             temperature.append(rounded((warm ? 31 : 25.5) + 0.8 * smoothNoise(heat, t, period: 1_800), 100))
         }
     }
-    let tc = arrayTimeColumns(ps, total: total, dt: 1 / rate)
+    let tc = arrayTimeColumns(ps, total: total, rate: rate)
     return SampleBatch(sensor: sensor, writeTimes: tc.writes, times: tc.times, columns: [
         Column(name: "pressure", data: .double(pressure)),
         Column(name: "temperature", data: .double(temperature)),

@@ -1,0 +1,309 @@
+import Foundation
+import SensorKitModel
+
+/// Native sample files whose columns are all numbers (accelerometer, rotation rate, ambient
+/// pressure, heart rate…) on two threads, like `MHCBatchedPipeline`: a reader thread parses
+/// rows straight into column storage (`CSVReader.fastNumberRows`; the generic reader and its
+/// error messages for any other row) and cuts them into pieces of whole write batches of
+/// about a chunk; the importing thread (which owns the database connection) de-duplicates,
+/// encodes and stores them. Memory is bounded by a few pieces whatever the file size.
+enum NativeNumericPipeline {
+    /// How one header field is read.
+    enum Target {
+        case writeTime, time
+        /// Schema column `column` (its index in the sensor's columns).
+        case column(Int, FieldSchema)
+    }
+
+    /// True when every schema column is a double or a whole number (what the fast path reads).
+    static func applies(to fields: [FieldSchema]) -> Bool {
+        fields.allSatisfy { $0.type.columnKind == .double || $0.type.columnKind == .int }
+    }
+
+    /// Reads the rest of `csv` (its header already read into `targets`) and stores the rows.
+    static func run(_ csv: CSVReader, path: String, names: [String], targets: [Target], participant: String,
+                    device: SRDevice, sensor: Sensor, session: ImportSession, progress: ImportProgress?) throws {
+        let queue = MHCBatchedPipeline.Queue(capacity: 3)
+        let reader = MHCBatchedPipeline.Box(Parser(csv: csv, path: path, names: names, targets: targets, sensor: sensor,
+                                                   device: device, queue: queue))
+        let thread = Thread {
+            do {
+                try reader.value.run()
+                queue.finish(nil)
+            } catch {
+                queue.finish(error)
+            }
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        do {
+            while let piece = try queue.take() {
+                progress?.rows += piece.batch.count
+                progress?.fileProgress(piece.bytesRead)
+                if piece.sorted {
+                    try session.appendWholeBatches(participant: participant, device: device, piece.batch)
+                } else {
+                    try session.append(participant: participant, device: device, piece.batch)
+                }
+            }
+        } catch {
+            queue.cancel()
+            queue.waitFinished()
+            throw error
+        }
+    }
+
+    /// The reader thread.
+    struct Parser {
+        let csv: CSVReader
+        let path: String
+        let names: [String]
+        let targets: [Target]
+        let sensor: Sensor
+        let device: SRDevice
+        let queue: MHCBatchedPipeline.Queue
+        let schema: [FieldSchema]
+        /// Schema columns the header names.
+        let written: Set<Int>
+        var block: NumberBlock
+        /// Write time of the last row parsed; rows before it in the block are in order when `sorted`.
+        var sorted = true
+
+        init(csv: CSVReader, path: String, names: [String], targets: [Target], sensor: Sensor, device: SRDevice,
+             queue: MHCBatchedPipeline.Queue) {
+            self.csv = csv
+            self.path = path
+            self.names = names
+            self.targets = targets
+            self.sensor = sensor
+            self.device = device
+            self.queue = queue
+            schema = sensor.info.columnFields
+            written = Set(targets.compactMap { if case .column(let k, _) = $0 { k } else { nil } })
+            block = NumberBlock(columns: schema.count, capacity: RecordedStore.chunkRows + 8_192)
+        }
+
+        mutating func run() throws {
+            let fields = targets.count
+            let whole = targets.map { t -> Bool in if case .column(_, let f) = t { f.type.columnKind == .int } else { false } }
+            var out = [UnsafeMutableRawPointer](repeating: UnsafeMutableRawPointer(block.writeTimes), count: fields)
+            while true {
+                block.reserve(1_024)
+                for (f, t) in targets.enumerated() {
+                    switch t {
+                    case .writeTime: out[f] = UnsafeMutableRawPointer(block.writeTimes + block.count)
+                    case .time: out[f] = UnsafeMutableRawPointer(block.times + block.count)
+                    case .column(let k, _): out[f] = block.column(k) + 8 * block.count
+                    }
+                }
+                let room = min(block.capacity - block.count, max(RecordedStore.chunkRows - block.count, 1_024))
+                let n = out.withUnsafeBufferPointer { o in
+                    whole.withUnsafeBufferPointer { w in
+                        csv.fastNumberRows(fields, targets: o.baseAddress!, wholeNumber: w.baseAddress!, maxRows: room)
+                    }
+                }
+                if n > 0 {
+                    try check(block.count, n, firstLine: csv.line - n + 1)
+                    block.count += n
+                } else {
+                    guard try csv.nextRecord() else { break }
+                    try slowRow()
+                    try check(block.count, 1, firstLine: csv.line)
+                    block.count += 1
+                }
+                if block.count >= RecordedStore.chunkRows { try emitWholeBatches() }
+            }
+            try emit(upTo: block.count)
+        }
+
+        /// One row through the generic reader (empty fields, quotes, names of enumeration cases…).
+        mutating func slowRow() throws {
+            guard csv.fieldCount == targets.count else {
+                throw ImportError(file: path, line: csv.line, "expected \(targets.count) fields as in the header, found \(csv.fieldCount)")
+            }
+            let r = block.count
+            for (i, t) in targets.enumerated() {
+                switch t {
+                case .writeTime:
+                    guard let x = NumberParser.double(csv.bytes(i)) else {
+                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.string(i))'")
+                    }
+                    block.writeTimes[r] = x
+                case .time:
+                    if csv.isEmpty(i) { block.times[r] = .nan; continue }
+                    guard let x = NumberParser.double(csv.bytes(i)) else {
+                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.string(i))'")
+                    }
+                    block.times[r] = x
+                case .column(let k, let f):
+                    switch try NativeFormat.numberField(csv, i, field: f, path: path, name: names[i]) {
+                    case nil:
+                        block.markMissing(column: k, row: r)
+                        block.column(k).storeBytes(of: f.type.columnKind == .int ? 0 : Double.nan.bitPattern, toByteOffset: 8 * r, as: UInt64.self)
+                    case .double(let x)?: block.column(k).storeBytes(of: x, toByteOffset: 8 * r, as: Double.self)
+                    case .int(let x)?: block.column(k).storeBytes(of: x, toByteOffset: 8 * r, as: Int64.self)
+                    }
+                }
+            }
+        }
+
+        /// Checks the dates of rows `first..<first+n` (line `firstLine` on) and notes their order.
+        mutating func check(_ first: Int, _ n: Int, firstLine: Int) throws {
+            let w = block.writeTimes, t = block.times
+            var last = first > 0 ? w[first - 1] : -Double.infinity
+            var bad = -1
+            for r in first..<first + n {
+                let x = w[r], y = t[r]
+                // Plain comparisons in one pass; the row is looked at again only when one fails.
+                if !(x >= Plausible.earliest && x <= Plausible.latest) || (y.isFinite && !(y >= Plausible.earliest && y <= Plausible.latest)) {
+                    bad = r
+                    break
+                }
+                if x < last { sorted = false }
+                last = x
+            }
+            if bad >= 0 {
+                let line = firstLine + (bad - first)
+                if let problem = Plausible.problem(w[bad]) { throw ImportError(file: path, line: line, field: "writeTime", problem) }
+                throw ImportError(file: path, line: line, field: "time", Plausible.problem(t[bad]) ?? "implausible date")
+            }
+            for (i, target) in targets.enumerated() {
+                guard case .column(let k, let f) = target, f.type == .date else { continue }
+                let c = block.column(k).assumingMemoryBound(to: Double.self)
+                for r in first..<first + n where c[r].isFinite {
+                    if let problem = Plausible.problem(c[r]) {
+                        throw ImportError(file: path, line: firstLine + (r - first), field: names[i], problem)
+                    }
+                }
+            }
+        }
+
+        /// Sends the rows before the last write batch of a full block (whole batches only).
+        mutating func emitWholeBatches() throws {
+            let w = block.writeTimes
+            let last = w[block.count - 1]
+            var cut = block.count - 1
+            while cut > 0 && w[cut - 1] == last { cut -= 1 }
+            if cut > 0 { try emit(upTo: cut) }
+        }
+
+        /// Sends rows `0..<end` as a piece; later rows move to the front.
+        mutating func emit(upTo end: Int) throws {
+            guard end > 0 else { return }
+            let batch = block.batch(sensor: sensor, schema: schema, written: written, rows: end)
+            block.dropFront(end)
+            let wasSorted = sorted
+            sorted = true
+            let piece = MHCBatchedPipeline.Piece(device: device, batch: batch, bytesRead: csv.fileBytesRead, sorted: wasSorted)
+            if !queue.put(piece) { throw CancellationError() }
+        }
+    }
+}
+
+/// Column storage the native parser writes into: write times, sample times and `columns`
+/// 8-byte columns (Double or Int64 by the schema), `count` rows; a column gets presence
+/// flags when one of its values is missing. Grows only when a write batch outgrows it.
+final class NumberBlock {
+    private(set) var capacity: Int
+    let columns: Int
+    var count = 0
+    private(set) var writeTimes: UnsafeMutablePointer<Double>
+    private(set) var times: UnsafeMutablePointer<Double>
+    /// Column k at `base + 8 · k · capacity`.
+    private var base: UnsafeMutableRawPointer
+    /// Per column: nil while every value is present; else `capacity` flags (true past `count`).
+    private var present: [UnsafeMutablePointer<Bool>?]
+
+    init(columns: Int, capacity: Int) {
+        self.columns = columns
+        self.capacity = capacity
+        writeTimes = .allocate(capacity: capacity)
+        times = .allocate(capacity: capacity)
+        base = .allocate(byteCount: 8 * capacity * max(columns, 1), alignment: 16)
+        present = Array(repeating: nil, count: columns)
+    }
+
+    deinit {
+        writeTimes.deallocate()
+        times.deallocate()
+        base.deallocate()
+        for p in present { p?.deallocate() }
+    }
+
+    @inline(__always) func column(_ k: Int) -> UnsafeMutableRawPointer { base + 8 * k * capacity }
+
+    /// Row `r` of column `k` is missing.
+    func markMissing(column k: Int, row r: Int) {
+        if present[k] == nil {
+            let p = UnsafeMutablePointer<Bool>.allocate(capacity: capacity)
+            p.initialize(repeating: true, count: capacity)
+            present[k] = p
+        }
+        present[k]![r] = false
+    }
+
+    /// Room for at least `n` more rows.
+    func reserve(_ n: Int) {
+        guard count + n > capacity else { return }
+        let c = max(capacity * 2, count + n)
+        func grown<T>(_ p: UnsafeMutablePointer<T>) -> UnsafeMutablePointer<T> {
+            let q = UnsafeMutablePointer<T>.allocate(capacity: c)
+            q.moveInitialize(from: p, count: count)
+            p.deallocate()
+            return q
+        }
+        writeTimes = grown(writeTimes)
+        times = grown(times)
+        let b = UnsafeMutableRawPointer.allocate(byteCount: 8 * c * max(columns, 1), alignment: 16)
+        for k in 0..<columns { (b + 8 * k * c).copyMemory(from: column(k), byteCount: 8 * count) }
+        base.deallocate()
+        base = b
+        for k in 0..<columns {
+            guard let p = present[k] else { continue }
+            let q = UnsafeMutablePointer<Bool>.allocate(capacity: c)
+            q.initialize(repeating: true, count: c)
+            q.update(from: p, count: count)
+            p.deallocate()
+            present[k] = q
+        }
+        capacity = c
+    }
+
+    /// Removes rows `0..<n`, moving the rest to the front.
+    func dropFront(_ n: Int) {
+        let rest = count - n
+        if rest > 0 {
+            writeTimes.update(from: writeTimes + n, count: rest)
+            times.update(from: times + n, count: rest)
+            for k in 0..<columns { column(k).copyMemory(from: column(k) + 8 * n, byteCount: 8 * rest) }
+        }
+        for k in 0..<columns {
+            guard let p = present[k] else { continue }
+            if rest > 0 { p.update(from: p + n, count: rest) }
+            (p + rest).update(repeating: true, count: capacity - rest)
+        }
+        count = rest
+    }
+
+    /// Rows `0..<rows` as a batch of `sensor`'s schema; columns not in `written` are missing.
+    func batch(sensor: Sensor, schema: [FieldSchema], written: Set<Int>, rows: Int) -> SampleBatch {
+        func doubles(_ p: UnsafeMutablePointer<Double>) -> [Double] { Array(UnsafeBufferPointer(start: p, count: rows)) }
+        let cols = schema.enumerated().map { k, f -> Column in
+            guard written.contains(k) else {
+                let missing = ColumnBuilder(name: f.name, kind: f.type.columnKind)
+                missing.appendMissing(count: rows)
+                return missing.take()
+            }
+            let data: ColumnData = f.type.columnKind == .int
+                ? .int(Array(UnsafeBufferPointer(start: column(k).assumingMemoryBound(to: Int64.self), count: rows)))
+                : .double(doubles(column(k).assumingMemoryBound(to: Double.self)))
+            var mask: [Bool]? = nil
+            if let p = present[k] {
+                let m = Array(UnsafeBufferPointer(start: p, count: rows))
+                if m.contains(false) { mask = m }
+            }
+            return Column(name: f.name, data: data, present: mask)
+        }
+        return SampleBatch(sensor: sensor, writeTimes: doubles(writeTimes), times: doubles(times), columns: cols)
+    }
+}
