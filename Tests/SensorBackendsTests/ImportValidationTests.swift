@@ -81,6 +81,31 @@ final class ImportValidationTests: XCTestCase {
         }
     }
 
+    /// A native sample file whose rows go through the fast number reader refuses the same
+    /// values as the general reader: raw values outside an enumeration, numbers that overflow.
+    func testNativeFastRowsRefuseUnknownRawValuesAndOverflow() throws {
+        let dir = try recordedTempDir(self)
+        let sim = makeRecSource(seed: 3, [recTrio[0]])
+        let study = NativeFormat.Study(start: recMonday, end: recMonday + 86_400, participants: [
+            .init(id: recTrio[0].id, timeZone: recTrio[0].timeZone, authorization: [], deletions: [])], sensors: [.ambientLightSensor])
+        for (i, (edit, says)) in [({ (f: [String]) in [f[0], f[1], f[2], "42", f[4], f[5]] }, "column 'placement': expected unknown (0)"),
+                                  ({ (f: [String]) in [f[0], f[1], "1e400", f[3], f[4], f[5]] }, "column 'lux': expected a finite number")].enumerated() {
+            let folder = dir.appendingPathComponent("native\(i)")
+            _ = try NativeFormat.export(study, source: sim, to: folder)
+            let file = try XCTUnwrap(FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }
+                .first { $0.hasSuffix("ambientLightSensor.csv") })
+            let url = folder.appendingPathComponent(file)
+            var lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map(String.init)
+            XCTAssertEqual(lines[0], "writeTime,time,lux,placement,chromaticityX,chromaticityY")
+            XCTAssertGreaterThan(lines.count, 100)
+            lines[50] = edit(lines[50].split(separator: ",").map(String.init)).joined(separator: ",")
+            try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+            let e = refusal(ImportRequest(format: .native, sources: [folder.path], progressBar: false), dir)
+            XCTAssertTrue(e.contains(says), e)
+            XCTAssertTrue(e.contains("ambientLightSensor.csv:51, "), e)
+        }
+    }
+
     // MARK: stores
 
     /// A small native study imported into a new store; returns its path.

@@ -168,10 +168,24 @@ enum NativeNumericPipeline {
                 throw ImportError(file: path, line: line, field: "time", Plausible.problem(t[bad]) ?? "implausible date")
             }
             for (i, target) in targets.enumerated() {
-                guard case .column(let k, let f) = target, f.type == .date else { continue }
+                guard case .column(let k, let f) = target else { continue }
+                let present = block.present[k]
+                if f.type.columnKind == .int {
+                    // Enumerations and option sets: only their raw values (numberField's rule).
+                    guard !f.type.namedValues.isEmpty else { continue }
+                    let c = block.column(k).assumingMemoryBound(to: Int64.self)
+                    for r in first..<first + n where present?[r] ?? true && !f.type.accepts(raw: c[r]) {
+                        throw ImportError(file: path, line: firstLine + (r - first), field: names[i],
+                                          "expected \(f.type.allowedRaw), found '\(c[r])'")
+                    }
+                    continue
+                }
                 let c = block.column(k).assumingMemoryBound(to: Double.self)
-                for r in first..<first + n where c[r].isFinite {
-                    if let problem = Plausible.problem(c[r]) {
+                for r in first..<first + n where present?[r] ?? true {
+                    guard c[r].isFinite else {
+                        throw ImportError(file: path, line: firstLine + (r - first), field: names[i], "expected a finite number, found '\(c[r])'")
+                    }
+                    if f.type == .date, let problem = Plausible.problem(c[r]) {
                         throw ImportError(file: path, line: firstLine + (r - first), field: names[i], problem)
                     }
                 }
@@ -212,7 +226,7 @@ final class NumberBlock {
     /// Column k at `base + 8 · k · capacity`.
     private var base: UnsafeMutableRawPointer
     /// Per column: nil while every value is present; else `capacity` flags (true past `count`).
-    private var present: [UnsafeMutablePointer<Bool>?]
+    private(set) var present: [UnsafeMutablePointer<Bool>?]
 
     init(columns: Int, capacity: Int) {
         self.columns = columns
