@@ -34,18 +34,39 @@ static size_t class_size(int c) {
     return ((size_t)1 << k) + (size_t)(j + 1) * ((size_t)1 << (k - 2));
 }
 
+/* Maps `size` bytes of inaccessible address space at a 4 GiB-aligned address, or returns NULL.
+ * First by over-reserving 4 GiB and trimming; where the address space is capped (`ulimit -v`)
+ * and that fails, by asking for the region at aligned addresses without replacing anything. */
+static char *map_aligned(size_t size) {
+    const int prot = PROT_NONE, flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+    char *raw = mmap(NULL, size + ALIGN4G, prot, flags, -1, 0);
+    if (raw != MAP_FAILED) {
+        uintptr_t start = ((uintptr_t)raw + ALIGN4G - 1) & ~(uintptr_t)(ALIGN4G - 1);
+        size_t head = start - (uintptr_t)raw;
+        if (head) munmap(raw, head);
+        size_t tail = ALIGN4G - head;
+        if (tail) munmap((char *)start + size, tail);
+        return (char *)start;
+    }
+    raw = mmap(NULL, size, prot, flags, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    if (((uintptr_t)raw & (ALIGN4G - 1)) == 0) return raw;
+    uintptr_t hint = ((uintptr_t)raw + ALIGN4G - 1) & ~(uintptr_t)(ALIGN4G - 1);
+    munmap(raw, size);
+    for (int attempt = 0; attempt < 64; attempt++, hint += ALIGN4G) {
+        char *p = mmap((void *)hint, size, prot, flags | MAP_FIXED_NOREPLACE, -1, 0);
+        if (p == (char *)hint) return p;
+        if (p != MAP_FAILED) munmap(p, size); /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
+    }
+    return NULL;
+}
+
 int dheap_init(dheap *h, size_t reserve) {
     memset(h, 0, sizeof *h);
-    reserve = (reserve + ALIGN4G - 1) & ~(ALIGN4G - 1);
-    size_t span = reserve + ALIGN4G;
-    char *raw = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw == MAP_FAILED) return -1;
-    uintptr_t start = ((uintptr_t)raw + ALIGN4G - 1) & ~(uintptr_t)(ALIGN4G - 1);
-    size_t head = start - (uintptr_t)raw;
-    if (head) munmap(raw, head);
-    size_t tail = span - head - reserve;
-    if (tail) munmap((char *)start + reserve, tail);
-    h->base = (char *)start;
+    reserve = (reserve + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
+    char *start = map_aligned(reserve);
+    if (!start) return -1;
+    h->base = start;
     h->reserved = reserve;
     return 0;
 }

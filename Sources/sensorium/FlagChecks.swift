@@ -32,10 +32,15 @@ enum FlagCheck {
         }
     }
 
-    /// The world flags `run`, `repl` and `export` share.
+    /// A whole number within one of the ranges of values from outside (`InputLimits`), when given.
+    static func within(_ value: Int?, _ range: InputRange, _ flag: String) throws {
+        if let value, !range.contains(Double(value)) { throw ValidationError("\(flag): \(range.refusal(Double(value)))") }
+    }
+
+    /// The world flags `run`, `repl` and `export` share (the ranges scenarios are held to).
     static func world(days: Int?, participants: Int?, start: String?, timezone: String?) throws {
-        try positive(days, "--days")
-        try positive(participants, "--participants")
+        try within(days, InputLimits.days, "--days")
+        try within(participants, InputLimits.participants, "--participants")
         try startDay(start)
         try timeZone(timezone)
     }

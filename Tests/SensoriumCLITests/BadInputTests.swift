@@ -114,9 +114,9 @@ enum BadInput {
         Case(name: "time limit inf", flags: ["--time-limit", "inf"], status: 64, says: ["--time-limit: inf is outside the allowed range (from 0 to 86400 seconds)"]),
         Case(name: "time limit nan", flags: ["--time-limit", "nan"], status: 64, says: ["--time-limit: nan is outside"]),
         Case(name: "memory limit negative", flags: ["--memory-limit", "-1"], status: 64, says: ["--memory-limit: -1 is outside"]),
-        Case(name: "days -1", flags: ["--days", "-1"], says: ["--days: -1 is outside the allowed range (a whole number from 1 to 366 days)"]),
-        Case(name: "days 0", flags: ["--days", "0"], says: ["--days: 0 is outside"]),
-        Case(name: "participants huge", flags: ["--participants", "100000000"], says: ["--participants: 100000000 is outside"]),
+        Case(name: "days -1", flags: ["--days", "-1"], status: 64, says: ["--days: -1 is outside the allowed range (a whole number from 1 to 366 days)"]),
+        Case(name: "days 0", flags: ["--days", "0"], status: 64, says: ["--days: 0 is outside"]),
+        Case(name: "participants huge", flags: ["--participants", "100000000"], status: 64, says: ["--participants: 100000000 is outside"]),
         Case(name: "start year 1", flags: ["--start", "0001-01-01"], says: ["--start: the study must start in the years 2000 to 2100"]),
         Case(name: "negative seed", flags: ["--seed", "-5", "--days", "1"], status: 0, says: []),
     ]
@@ -233,13 +233,19 @@ extension SensoriumCLITests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["tmux"] + args
-        let out = Pipe()
+        // Output goes to a file, not a pipe: the tmux server that `new-session` starts may keep
+        // the client's descriptors, and a pipe would then never reach end-of-file.
+        let file = folder.appendingPathComponent(".tmux-out-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let out = try FileHandle(forWritingTo: file)
+        defer { try? out.close() }
         p.standardOutput = out
         p.standardError = out
+        p.standardInput = FileHandle.nullDevice
         try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
     }
 
     /// Waits (up to 30 s) until the pane shows `text`; returns the pane.

@@ -282,14 +282,14 @@ final class SensoriumCLITests: XCTestCase {
     /// named does not even exist, yet the flag is what the message is about.
     func testBadFlagsFailBeforeAnyWork() throws {
         let cases: [([String], String)] = [
-            (["run", "nosuch.lua", "--days", "0"], "--days must be at least 1, got 0"),
-            (["run", "nosuch.lua", "--participants=-2"], "--participants must be at least 1, got -2"),
+            (["run", "nosuch.lua", "--days", "0"], "--days: 0 is outside the allowed range (a whole number from 1 to 366 days)"),
+            (["run", "nosuch.lua", "--participants=-2"], "--participants: -2 is outside the allowed range"),
             (["run", "nosuch.lua", "--timezone", "Mars/Olympus"], "unknown time zone 'Mars/Olympus'"),
             (["run", "nosuch.lua", "--start", "March 2nd"], "--start: expected a date like 2026-03-02, got 'March 2nd'"),
             (["run", "nosuch.lua", "--participant", "P1"], "--participant needs --recording"),
-            (["run", "nosuch.lua", "--memory-limit=-1"], "--memory-limit must not be negative"),
-            (["run", "nosuch.lua", "--time-limit", "1e300"], "--time-limit must be a number of seconds up to 1e9"),
-            (["export", "--into", "out", "--days", "0"], "--days must be at least 1, got 0"),
+            (["run", "nosuch.lua", "--memory-limit=-1"], "--memory-limit: -1 is outside the allowed range (a whole number from 0 to 65536 MiB)"),
+            (["run", "nosuch.lua", "--time-limit", "1e300"], "--time-limit: 1e+300 is outside the allowed range (from 0 to 86400 seconds)"),
+            (["export", "--into", "out", "--days", "0"], "--days: 0 is outside"),
             (["import", "--format", "csv", "nosuch", "--into", "store.sqlite"], "'native', 'mhc-csv'"),
         ]
         for (arguments, message) in cases {
