@@ -280,14 +280,18 @@ extension Scenario {
 struct EventReader {
     let file: String
     let start: Double
-    /// The end of the study: event times must lie from `start` to `end`.
+    /// The end of the study run: events that begin later are left out (`read` says so).
     let end: Double
+    /// The end of the study the scenario describes (its own `days`; later than `end` when
+    /// `--days` shortens the run): event times must lie from `start` to here.
+    let declaredEnd: Double
     let timeZone: TimeZone
 
-    /// An event time, within the study (from its start to its end, both included).
+    /// An event time, within the study the scenario describes (from its start to its end, both included).
     func time(_ v: LuaValue?, _ path: String) throws -> Double {
         guard let v, !v.isNil else { throw ScenarioError(file: file, path: path, message: "missing time") }
         let t = try parsedTime(v, path)
+        let end = max(self.end, declaredEnd)
         guard t.isFinite, t >= start, t <= end else {
             let shown = InputLimits.instant.contains(t) ? LocalTime.minuteLabel(t, timeZone) : InputRange.text(t)
             throw ScenarioError(file: file, path: path, message: "\(shown) is outside the study (from \(LocalTime.minuteLabel(start, timeZone)) to \(LocalTime.minuteLabel(end, timeZone)) \(timeZone.identifier))")
@@ -318,8 +322,18 @@ struct EventReader {
         return sensor
     }
 
-    /// One event table → (timeline events for the simulator, model events for SensorKit state).
-    func read(_ t: LuaTable, path: String) throws -> ([TimelineEvent], [ModelEvent]) {
+    /// One event table → (timeline events for the simulator, model events for SensorKit state),
+    /// or nothing and a note when the event begins after the run's end (a run shortened by `--days`).
+    func read(_ t: LuaTable, path: String) throws -> (timeline: [TimelineEvent], model: [ModelEvent], leftOut: String?) {
+        let (timeline, model) = try readEvent(t, path: path)
+        let begins = timeline.map(\.begins) + model.map(\.begins)
+        if let first = begins.min(), first > end {
+            return ([], [], "\(file): \(path) at \(LocalTime.minuteLabel(first, timeZone)) begins after the run's end (\(LocalTime.minuteLabel(end, timeZone))); left out")
+        }
+        return (timeline, model, nil)
+    }
+
+    private func readEvent(_ t: LuaTable, path: String) throws -> ([TimelineEvent], [ModelEvent]) {
         let kinds = ["revoke", "grant", "delete", "offWrist", "phoneOff", "watchOff", "reboot", "travel", "clockJump", "locked"]
         let present = kinds.filter { t[$0] != nil && !(t[$0]!.isNil) }
         guard present.count == 1, let kind = present.first else {
@@ -365,4 +379,19 @@ struct EventReader {
             return ([], [.wallClockJump(at: try time(t["at"], "\(path).at"), offset: offset)])
         }
     }
+}
+
+private extension TimelineEvent {
+    /// When the event begins.
+    var begins: Double {
+        switch self {
+        case .watchOffWrist(let from, _), .deviceOff(_, let from, _): from
+        case .reboot(_, let at), .travel(let at, _): at
+        }
+    }
+}
+
+private extension ModelEvent {
+    /// When the event begins (a deletion: when the participant deletes).
+    var begins: Double { time }
 }

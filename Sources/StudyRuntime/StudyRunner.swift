@@ -135,17 +135,22 @@ public final class StudyRunner {
             var modelEvents: [ModelEvent] = []
         }
         var people: [Person] = []
+        var notes: [String] = []
         for p in scenario.participants {
             let tz = p.timeZone.flatMap { TimeZone(identifier: $0) } ?? zone
-            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, end: start + Double(days) * 86_400, timeZone: tz)
+            let declaredDays = scenario.days ?? StudyRunner.defaultDays
+            let reader = EventReader(file: options.scenarioPath ?? "scenario", start: start, end: start + Double(days) * 86_400,
+                                     declaredEnd: start + Double(max(days, declaredDays)) * 86_400, timeZone: tz)
             var person = Person(participant: p, timeZone: tz)
             for (table, path) in zip(p.events, p.eventPaths) {
-                let (t, m) = try reader.read(table, path: path)
-                person.timeline += t
-                person.modelEvents += m
+                let event = try reader.read(table, path: path)
+                person.timeline += event.timeline
+                person.modelEvents += event.model
+                if let note = event.leftOut { notes.append(note) }
             }
             people.append(person)
         }
+        warnings = notes
         let wanted = options.participants ?? (people.isEmpty ? (scenario.participantCount ?? StudyRunner.defaultParticipants) : people.count)
         guard InputLimits.participants.contains(Double(wanted)) else {
             throw ScenarioError(file: "--participants", path: "", message: InputLimits.participants.refusal(Double(wanted)))

@@ -318,3 +318,21 @@ extension SensoriumCLITests {
         }
     }
 }
+
+extension SensoriumCLITests {
+    /// `--days` shorter than the scenario's own study: events after the run's end are left out
+    /// with a warning naming them; events after the scenario's own end stay an error.
+    func testEventsAfterAShortenedRunAreLeftOutWithAWarning() throws {
+        try write("short/protocol.lua", BadInput.fetchingProtocol)
+        try write("short/scenario.lua", "return { days = 10, participants = { { id = 'A', events = { { phoneOff = true, from = 'day 8 10:00', to = 'day 8 12:00' } } } } }")
+        let shortened = try sensorium(["run", "short", "--days", "3"], timeout: 120)
+        XCTAssertEqual(shortened.status, 0, shortened.stderr)
+        assertContains(shortened.stderr, "warning: short/scenario.lua: participants[1].events[1] at 2026-03-09 10:00 begins after the run's end (2026-03-05 00:00); left out")
+        let whole = try sensorium(["run", "short", "--days", "10"], timeout: 120)
+        XCTAssertFalse(whole.stderr.contains("left out"), whole.stderr)
+        try write("short/scenario.lua", "return { days = 10, participants = { { id = 'A', events = { { phoneOff = true, from = 'day 12 10:00', to = 'day 12 12:00' } } } } }")
+        let beyond = try sensorium(["run", "short", "--days", "3"], timeout: 120)
+        XCTAssertEqual(beyond.status, 1, beyond.stderr)
+        assertContains(beyond.stderr, "is outside the study")
+    }
+}
