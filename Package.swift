@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "JSONText", targets: ["JSONText"]),
         .library(name: "SensorBackends", targets: ["SensorBackends"]),
         .library(name: "StudyRuntime", targets: ["StudyRuntime"]),
+        .library(name: "StudyWorlds", targets: ["StudyWorlds"]),
         .executable(name: "sensorium", targets: ["sensorium"]),
     ],
     dependencies: [
@@ -30,15 +31,17 @@ let package = Package(
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
         .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "SensorBackends", "JSONText"]),
+        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText"]),
+        // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
+        .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
         .executableTarget(name: "sensorium", dependencies: [
-            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "CLua", "CLuaShim", "CEditLine",
+            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "CLua", "CLuaShim", "CEditLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
         .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends",
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyWorlds", "LuaHost", "SensorKitModel", "SensorBackends",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).
         // CZlib: the browser test decodes Chromium's PNG screenshots.

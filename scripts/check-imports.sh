@@ -2,7 +2,8 @@
 # The house rule of docs/architecture.md, checked: every Swift module under
 # Sources/ imports only the modules listed for it below. Data flows one way
 # (scenario → backend → model → runtime → report): the model knows no Lua and no
-# backend, LuaHost knows no sensors, JSONText knows nothing.
+# backend, LuaHost knows no sensors, the runtime knows no backend (StudyWorlds wires
+# them together), JSONText knows nothing.
 #
 # Usage: scripts/check-imports.sh [SOURCES_DIR]   (default: Sources)
 # Prints each forbidden import as FILE:LINE and exits 1 if there is any.
@@ -18,8 +19,9 @@ allowed() {
     JSONText)       echo "$system" ;;
     LuaHost)        echo "$system CLua CLuaShim" ;;
     SensorBackends) echo "$system SensorKitModel JSONText CZlib GRDB" ;;
-    StudyRuntime)   echo "$system LuaHost SensorKitModel SensorBackends JSONText" ;;
-    sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim LuaHost SensorKitModel SensorBackends StudyRuntime JSONText" ;;
+    StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText" ;;
+    StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;
+    sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;
     *)              echo "?" ;;
   esac
 }

@@ -226,3 +226,16 @@ public struct AuthorizationStore: Sendable, Hashable {
         return before == status ? [] : [StatusChange(sensor: sensor, from: before, to: status)]
     }
 }
+
+/// From `at` (Unix seconds) on, the study app's authorization for `sensor` is `status`.
+public struct AuthorizationChange: Sendable, Hashable {
+    public var sensor: Sensor
+    public var at: Double
+    public var status: SRAuthorizationStatus
+
+    public init(sensor: Sensor, at: Double, status: SRAuthorizationStatus) {
+        self.sensor = sensor
+        self.at = at
+        self.status = status
+    }
+}

@@ -1,52 +1,66 @@
 import Foundation
-import SensorBackends
 import SensorKitModel
 
-/// Where a cohort's samples come from. Shared by every worker thread: the simulator is a
-/// pure function of the seed; a recorded store is opened once per worker (one SQLite
-/// connection each) by `open()`.
-enum CohortWorld: Sendable {
-    case simulated(SimulatedSource)
-    /// `opened` is the study the plan was made from; workers open their own.
-    case recorded(path: String, participant: String?, opened: RecordedStudy)
+/// Where a cohort's samples come from: a simulated world or a recorded store, made by the
+/// wiring layer (`StudyWorlds`). Shared by every worker thread; each worker asks for its own
+/// view with `open(fresh:)`.
+public protocol CohortWorld: Sendable {
+    /// A worker's own view of the world. `fresh`: not shared with any other thread (a
+    /// recorded store opened anew, one SQLite connection each); otherwise the view may be
+    /// the one the plan was made from. Throws when the world cannot be opened.
+    func open(fresh: Bool) throws -> any WorkerWorld
+}
 
-    /// A worker's own view of the world (the simulated source itself; a recorded store opened anew).
-    func open(fresh: Bool = false) throws -> WorkerWorld {
-        switch self {
-        case .simulated(let source): return WorkerWorld(source: source, recorded: nil)
-        case .recorded(let path, let participant, let opened):
-            let study = fresh ? try RecordedStudy(path: path, participant: participant) : opened
-            return WorkerWorld(source: study.source, recorded: study)
-        }
+/// One worker's view of a cohort's world: the samples, and what the world says about each
+/// participant's SensorKit state before their run starts.
+public protocol WorkerWorld {
+    /// Where the participants' samples come from.
+    var source: any SampleSource { get }
+    /// Puts into `model` what the world already holds for participant `id` (a replay's
+    /// recorded recording intervals and deletions) and returns the authorization changes
+    /// to apply during the run, each at its time. A simulated world adds nothing.
+    func prepare(_ model: inout ParticipantModel, participant id: String) -> [AuthorizationChange]
+}
+
+/// Everything needed to start any participant's run, on any thread: made by a
+/// `CohortPlanner` from a run's options.
+public struct CohortPlan: Sendable {
+    public var settings: RunSettings
+    public var setups: [ParticipantSetup]
+    public var world: any CohortWorld
+    /// What the run report says about the run ("Source: simulated world", "Seed: 1", …).
+    public var facts: [String]
+    /// Things the user should know about the run (a recording's unknown authorization…).
+    public var warnings: [String]
+
+    public init(settings: RunSettings, setups: [ParticipantSetup], world: any CohortWorld, facts: [String], warnings: [String]) {
+        self.settings = settings
+        self.setups = setups
+        self.world = world
+        self.facts = facts
+        self.warnings = warnings
     }
-}
 
-/// One worker's sample source (and, for a replay, its recorded study).
-struct WorkerWorld {
-    var source: any SampleSource
-    var recorded: RecordedStudy?
-}
-
-/// Everything needed to start any participant's run, on any thread.
-struct CohortPlan: Sendable {
-    var settings: RunSettings
-    var setups: [ParticipantSetup]
-    var world: CohortWorld
-
-    /// A participant's run, set up but not started. For a replay, the recorded recording
-    /// intervals and deletions enter the model and recorded authorization changes are scheduled.
-    func makeRun(_ setup: ParticipantSetup, world: WorkerWorld, report: ReportBook,
+    /// A participant's run, set up but not started: what the world holds for the participant
+    /// enters the model, and the world's authorization changes are scheduled.
+    func makeRun(_ setup: ParticipantSetup, world: any WorkerWorld, report: ReportBook,
                  output: @escaping (String) -> Void) throws -> ParticipantRun {
         let run = try ParticipantRun(setup: setup, settings: settings, source: world.source, report: report, output: output)
-        if let recorded = world.recorded {
-            for change in recorded.prepare(&run.model, participant: setup.id) {
-                _ = run.loop.schedule(at: change.at) { [unowned run] in
-                    try run.notify(run.model.authorization.setStatus(change.sensor, change.status))
-                }
+        for change in world.prepare(&run.model, participant: setup.id) {
+            _ = run.loop.schedule(at: change.at) { [unowned run] in
+                try run.notify(run.model.authorization.setStatus(change.sensor, change.status))
             }
         }
         return run
     }
+}
+
+/// Turns a run's options into a cohort plan (the wiring layer, `StudyWorlds`, implements it:
+/// a scenario into a simulated world, a store into a replay).
+public protocol CohortPlanner: Sendable {
+    /// The plan for `options`, before `--shard` cuts it. Throws when the options, the
+    /// scenario or the store cannot be used (the wiring layer's errors name file and field).
+    func plan(_ options: StudyOptions) throws -> CohortPlan
 }
 
 /// What one participant's finished (or failed) run left behind, handed from its worker
@@ -78,7 +92,7 @@ struct CohortExecutor {
              progress: (Int, Int) -> Void) throws {
         let total = plan.setups.count
         if jobs == 1 || total <= 1 {
-            let world = try plan.world.open()
+            let world = try plan.world.open(fresh: false)
             for (i, setup) in plan.setups.enumerated() {
                 try emit(CohortExecutor.runOne(plan, setup, world: world, output: output))
                 progress(i + 1, total)
@@ -91,7 +105,7 @@ struct CohortExecutor {
             let plan = self.plan
             let thread = Thread {
                 defer { queue.workerEnded() }
-                let world: WorkerWorld
+                let world: any WorkerWorld
                 do { world = try plan.world.open(fresh: true) } catch { queue.fail(error); return }
                 while let i = queue.take() {
                     queue.put(i, CohortExecutor.runOne(plan, plan.setups[i], world: world, output: nil))
@@ -112,7 +126,7 @@ struct CohortExecutor {
 
     /// Runs one participant to its end or its first error, collecting what it reported and
     /// (unless `output` is given, which then receives it as it is printed) what it printed.
-    static func runOne(_ plan: CohortPlan, _ setup: ParticipantSetup, world: WorkerWorld,
+    static func runOne(_ plan: CohortPlan, _ setup: ParticipantSetup, world: any WorkerWorld,
                        output: ((String) -> Void)?) -> ParticipantOutcome {
         let outcome = ParticipantOutcome(participant: setup.id)
         do {

@@ -18,7 +18,8 @@ public enum ModelEvent: Sendable, Equatable {
     /// The participant travels: local time (os.date, time.day, schedule.daily) follows `timeZone`.
     case travel(at: Double, timeZone: String)
 
-    var time: Double {
+    /// When the event happens (a deletion: when the participant deletes).
+    public var time: Double {
         switch self {
         case .revoke(_, let at), .grant(_, let at), .delete(_, _, _, let at), .wallClockJump(let at, _), .travel(let at, _): at
         case .locked(let from, _): from

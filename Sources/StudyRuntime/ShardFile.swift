@@ -1,5 +1,4 @@
 import Foundation
-import SensorBackends
 
 /// What `run --shard i/n --out DIR` leaves besides the shard's own tables: `DIR/shard.json`,
 /// everything `sensorium merge` needs to write exactly what one process running the whole
@@ -63,10 +62,12 @@ public struct ShardFile: Codable, Sendable {
         }
     }
 
-    public init(fingerprint: Fingerprint, shard: Shard, participants: [String], output: String, report: ReportBook, findings: [Finding],
-                page: RunReportPage.Facts? = nil) {
-        self.fingerprint = fingerprint.digest
-        fingerprintParts = fingerprint.parts
+    /// A shard's file. `fingerprint` is the run's digest and `fingerprintParts` its digest per
+    /// part (see `Fingerprint` in `StudyWorlds`, which knows the files a run reads).
+    public init(fingerprint: String, fingerprintParts: [String: String], shard: Shard, participants: [String], output: String,
+                report: ReportBook, findings: [Finding], page: RunReportPage.Facts? = nil) {
+        self.fingerprint = fingerprint
+        self.fingerprintParts = fingerprintParts
         self.shard = shard.index
         shardCount = shard.count
         self.participants = participants
@@ -118,55 +119,6 @@ public struct ShardFile: Codable, Sendable {
             throw MergeError(message: "\(path): format '\(file.format)', expected '\(formatName)'")
         }
         return file
-    }
-}
-
-/// The identity of a cohort run: digests of the protocol, the Lua modules it can load
-/// (stdlib and the protocol's folder), the scenario, the recording, the seed and the flags
-/// that change results. Shards of one run share it; `--jobs` and the shard index are not part of it.
-public struct Fingerprint: Sendable, Equatable {
-    public var parts: [String: String]
-
-    public var digest: String {
-        var h = StableDigest()
-        for (k, v) in parts.sorted(by: { $0.key < $1.key }) { h.add(k); h.add(v) }
-        return h.hex
-    }
-
-    public init(parts: [String: String]) { self.parts = parts }
-
-    /// The fingerprint of `options` with `shardCount` shards.
-    public init(options: StudyOptions, shardCount: Int) {
-        func file(_ path: String?) -> String {
-            var h = StableDigest()
-            if let path { h.add(path.split(separator: "/").last.map(String.init) ?? path); h.add(FileManager.default.contents(atPath: path) ?? Data()) }
-            return h.hex
-        }
-        var modules = StableDigest()
-        for dir in options.moduleDirectories {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".lua") }.sorted()
-            for name in names {
-                modules.add(name)
-                modules.add(FileManager.default.contents(atPath: dir + "/" + name) ?? Data())
-            }
-        }
-        var recording = StableDigest()
-        if let path = options.recordingPath {
-            recording.add(path)
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? -1
-            recording.add(String(size))
-            recording.add(options.recordingParticipant ?? "")
-        }
-        var flags = StableDigest()
-        for f in [options.days.map(String.init) ?? "-", options.participants.map(String.init) ?? "-", options.start ?? "-",
-                  options.timeZone ?? "-", String(options.failFast), String(options.limits.memoryBytes),
-                  String(options.limits.instructionBudget), String(options.limits.timeLimitMilliseconds), String(shardCount)] {
-            flags.add(f)
-        }
-        var seed = StableDigest()
-        seed.add(options.seed.map(String.init) ?? "scenario")
-        parts = ["protocol": file(options.protocolPath), "modules": modules.hex, "scenario": file(options.scenarioPath),
-                 "recording": recording.hex, "seed": seed.hex, "flags": flags.hex]
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LuaHost
 import StudyRuntime
+import StudyWorlds
 
 /// `sensorium bench cohort`: participants per second of a protocol over a simulated cohort
 /// with one job and with N, the speed-up, and a check that both wrote the same bytes.

@@ -4,6 +4,7 @@ import LuaHost
 import SensorBackends
 import SensorKitModel
 import StudyRuntime
+import StudyWorlds
 
 /// `sensorium bench study`: one participant-week of 50 Hz phone accelerometer through the
 /// benchmark protocol (bench/study/protocol.lua), simulated and from a store, beside a

@@ -3,6 +3,7 @@ import Foundation
 import LuaHost
 import SensorKitModel
 import StudyRuntime
+import StudyWorlds
 
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import Foundation
 import SensorBackends
 import SensorKitModel
 import StudyRuntime
+import StudyWorlds
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

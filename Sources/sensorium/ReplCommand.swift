@@ -5,6 +5,7 @@ import Foundation
 import LuaHost
 import SensorKitModel
 import StudyRuntime
+import StudyWorlds
 
 struct ReplCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LuaHost
 import StudyRuntime
+import StudyWorlds
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import StudyRuntime
+@testable import StudyWorlds
 
 /// Writes small protocols (and scenarios) into a temporary folder and runs them
 /// through `StudyRunner` with a fixed seed, capturing what they print.

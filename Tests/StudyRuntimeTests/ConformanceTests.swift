@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import StudyRuntime
+@testable import StudyWorlds
 
 /// The SensorKit contract (docs/sensorkit-contract.md §5–§11, conformance scenarios contract §14.5),
 /// checked end to end: small Lua protocols run through `StudyRunner` with a fixed seed

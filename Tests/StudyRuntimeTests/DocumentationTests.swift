@@ -4,6 +4,7 @@ import XCTest
 import SensorKitModel
 import SensorBackends
 @testable import StudyRuntime
+@testable import StudyWorlds
 
 /// `docs/lua-api.md` is the Lua API reference. These tests keep it complete and true:
 /// every name the runtime exposes has an entry, and every entry's example runs as a

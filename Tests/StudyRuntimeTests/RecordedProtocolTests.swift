@@ -3,6 +3,7 @@ import XCTest
 import SensorBackends
 import SensorKitModel
 @testable import StudyRuntime
+@testable import StudyWorlds
 
 /// A protocol replayed over a recorded store: MyHeartCounts CSV fixtures written from the
 /// published column lists (MyHeartCounts-iOS) are imported, a Lua protocol computes

@@ -4,6 +4,7 @@ import XCTest
 import SensorBackends
 import SensorKitModel
 @testable import StudyRuntime
+@testable import StudyWorlds
 
 /// Broken data is an error, never missing data: a stored chunk that cannot be read stops
 /// the participant's run with the store, participant, sensor, device, range and message.

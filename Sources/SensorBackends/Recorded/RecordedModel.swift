@@ -35,19 +35,6 @@ public struct RecordingInterval: Sendable, Hashable {
     }
 }
 
-/// From `at` (Unix seconds) on, the study app's authorization for `sensor` is `status`.
-public struct AuthorizationChange: Sendable, Hashable {
-    public var sensor: Sensor
-    public var at: Double
-    public var status: SRAuthorizationStatus
-
-    public init(sensor: Sensor, at: Double, status: SRAuthorizationStatus) {
-        self.sensor = sensor
-        self.at = at
-        self.status = status
-    }
-}
-
 /// One stored stream: the samples of one sensor on one device of one participant.
 public struct StreamSummary: Sendable, Hashable {
     public var participant: String

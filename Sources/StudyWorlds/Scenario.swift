@@ -2,6 +2,7 @@ import Foundation
 import LuaHost
 import SensorBackends
 import SensorKitModel
+import StudyRuntime
 
 /// A study scenario: who takes part, on which devices, how they answer the
 /// consent sheet, and what happens to them. Written as Lua data (a file that
@@ -29,8 +30,57 @@ public struct ScenarioParticipant: Sendable {
     public var watch = true
     public var profile = ParticipantProfile()
     public var consent = ConsentPolicy.allowAll
-    public var events: [LuaTable] = []
-    public var eventPaths: [String] = []
+    public var events: [ScenarioEvent] = []
+
+    public init(id: String) { self.id = id }
+}
+
+/// One event of a scenario participant as written: its fields by name, times still as
+/// written (`EventReader` resolves them once the study start and time zone are known).
+public struct ScenarioEvent: Sendable, Equatable {
+    public var fields: [String: ScenarioField]
+    /// Where the event stands in the scenario (`participants[1].events[2]`), for errors.
+    public var path: String
+
+    public init(fields: [String: ScenarioField], path: String) {
+        self.fields = fields
+        self.path = path
+    }
+
+    public subscript(name: String) -> ScenarioField? { fields[name] }
+}
+
+/// A field of a scenario event as written in the file.
+public enum ScenarioField: Sendable, Equatable {
+    case number(Double)
+    case text(String)
+    case flag(Bool)
+    /// Any other value (a table, a function…): only its type's name is kept, for errors.
+    case other(typeName: String)
+
+    /// The number, when the field is one.
+    public var doubleValue: Double? { if case .number(let d) = self { d } else { nil } }
+    /// The text, when the field is text.
+    public var stringValue: String? { if case .text(let s) = self { s } else { nil } }
+    /// Lua's name for the written value's type.
+    public var typeName: String {
+        switch self {
+        case .number: "number"
+        case .text: "string"
+        case .flag: "boolean"
+        case .other(let name): name
+        }
+    }
+}
+
+extension ScenarioField {
+    /// A Lua value as a field (integers become doubles, as Lua's arithmetic sees them).
+    init(_ v: LuaValue) {
+        if let d = v.doubleValue { self = .number(d) }
+        else if let s = v.stringValue { self = .text(s) }
+        else if let b = v.boolValue { self = .flag(b) }
+        else { self = .other(typeName: v.typeName) }
+    }
 }
 
 /// A scenario that cannot be read: names the file and the field, and what was expected.
@@ -228,8 +278,7 @@ extension Scenario {
             guard let items = v.tableValue?.arrayValue else { throw fail("\(path).events", "expected a list of event tables") }
             for (i, item) in items.enumerated() {
                 guard let et = item.tableValue else { throw fail("\(path).events[\(i + 1)]", "expected a table") }
-                p.events.append(et)
-                p.eventPaths.append("\(path).events[\(i + 1)]")
+                p.events.append(ScenarioEvent(fields: et.dictionaryValue.mapValues(ScenarioField.init), path: "\(path).events[\(i + 1)]"))
             }
         }
         return p
@@ -272,126 +321,4 @@ extension Scenario {
         }
         return prof
     }
-}
-
-/// Turns a scenario participant's event tables into backend and model events, once
-/// the study start and time zone are known. Times are "YYYY-MM-DD HH:MM" (local),
-/// "day N HH:MM" (N counts study days from 1), or seconds.
-struct EventReader {
-    let file: String
-    let start: Double
-    /// The end of the study run: events that begin later are left out (`read` says so).
-    let end: Double
-    /// The end of the study the scenario describes (its own `days`; later than `end` when
-    /// `--days` shortens the run): event times must lie from `start` to here.
-    let declaredEnd: Double
-    let timeZone: TimeZone
-
-    /// An event time, within the study the scenario describes (from its start to its end, both included).
-    func time(_ v: LuaValue?, _ path: String) throws -> Double {
-        guard let v, !v.isNil else { throw ScenarioError(file: file, path: path, message: "missing time") }
-        let t = try parsedTime(v, path)
-        let end = max(self.end, declaredEnd)
-        guard t.isFinite, t >= start, t <= end else {
-            let shown = InputLimits.instant.contains(t) ? LocalTime.minuteLabel(t, timeZone) : InputRange.text(t)
-            throw ScenarioError(file: file, path: path, message: "\(shown) is outside the study (from \(LocalTime.minuteLabel(start, timeZone)) to \(LocalTime.minuteLabel(end, timeZone)) \(timeZone.identifier))")
-        }
-        return t
-    }
-
-    private func parsedTime(_ v: LuaValue, _ path: String) throws -> Double {
-        if let d = v.doubleValue { return d }
-        guard let s = v.stringValue else { throw ScenarioError(file: file, path: path, message: "expected a time, got \(v.typeName)") }
-        if s.hasPrefix("day ") {
-            guard let t = LocalTime.parse(s, timeZone, studyStart: start) else {
-                throw ScenarioError(file: file, path: path, message: "expected \"day N HH:MM\" with N from 1, got \(InputLimits.quoted(s))")
-            }
-            return t
-        }
-        guard let t = LocalTime.parse(s, timeZone) else {
-            throw ScenarioError(file: file, path: path, message: "expected \"YYYY-MM-DD HH:MM\", \"day N HH:MM\" or seconds, got \(InputLimits.quoted(s))")
-        }
-        return t
-    }
-
-    func sensor(_ v: LuaValue?, _ path: String) throws -> Sensor {
-        guard let s = v?.stringValue, let sensor = Sensor(name: s) else {
-            let hint = v?.stringValue.flatMap { SensorCatalogue.sensorSuggestions(for: $0).first }.map { "; did you mean '\($0)'?" } ?? ""
-            throw ScenarioError(file: file, path: path, message: "expected a sensor name\(hint)")
-        }
-        return sensor
-    }
-
-    /// One event table → (timeline events for the simulator, model events for SensorKit state),
-    /// or nothing and a note when the event begins after the run's end (a run shortened by `--days`).
-    func read(_ t: LuaTable, path: String) throws -> (timeline: [TimelineEvent], model: [ModelEvent], leftOut: String?) {
-        let (timeline, model) = try readEvent(t, path: path)
-        let begins = timeline.map(\.begins) + model.map(\.begins)
-        if let first = begins.min(), first > end {
-            return ([], [], "\(file): \(path) at \(LocalTime.minuteLabel(first, timeZone)) begins after the run's end (\(LocalTime.minuteLabel(end, timeZone))); left out")
-        }
-        return (timeline, model, nil)
-    }
-
-    private func readEvent(_ t: LuaTable, path: String) throws -> ([TimelineEvent], [ModelEvent]) {
-        let kinds = ["revoke", "grant", "delete", "offWrist", "phoneOff", "watchOff", "reboot", "travel", "clockJump", "locked"]
-        let present = kinds.filter { t[$0] != nil && !(t[$0]!.isNil) }
-        guard present.count == 1, let kind = present.first else {
-            throw ScenarioError(file: file, path: path, message: "an event needs exactly one of \(kinds.joined(separator: ", "))")
-        }
-        switch kind {
-        case "revoke": return ([], [.revoke(try sensor(t["revoke"], "\(path).revoke"), at: try time(t["at"], "\(path).at"))])
-        case "grant": return ([], [.grant(try sensor(t["grant"], "\(path).grant"), at: try time(t["at"], "\(path).at"))])
-        case "delete":
-            let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
-            guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
-            // `at` (when the participant deletes) defaults to `to`; a malformed `at` is an error, not the default.
-            let at = (t["at"].map { !$0.isNil } ?? false) ? try time(t["at"], "\(path).at") : to
-            return ([], [.delete(try sensor(t["delete"], "\(path).delete"), from: from, to: to, at: at)])
-        case "offWrist", "phoneOff", "watchOff", "locked":
-            let from = try time(t["from"], "\(path).from"), to = try time(t["to"], "\(path).to")
-            guard from < to else { throw ScenarioError(file: file, path: path, message: "`from` must be before `to`") }
-            switch kind {
-            case "offWrist": return ([.watchOffWrist(from: from, to: to)], [])
-            case "phoneOff": return ([.deviceOff(.phone, from: from, to: to)], [])
-            case "watchOff": return ([.deviceOff(.watch, from: from, to: to)], [])
-            default: return ([], [.locked(from: from, to: to)])
-            }
-        case "reboot":
-            let kindName = t["reboot"]?.stringValue ?? "phone"
-            guard let device = DeviceKind(rawValue: kindName) else { throw ScenarioError(file: file, path: "\(path).reboot", message: "expected \"phone\" or \"watch\"") }
-            return ([.reboot(device, at: try time(t["at"], "\(path).at"))], [])
-        case "travel":
-            guard let zone = t["travel"]?.stringValue, TimeZone(identifier: zone) != nil else {
-                throw ScenarioError(file: file, path: "\(path).travel", message: "expected an IANA time zone like \"America/New_York\"")
-            }
-            let at = try time(t["at"], "\(path).at")
-            return ([.travel(at: at, timeZone: zone)], [.travel(at: at, timeZone: zone)])
-        default: // clockJump
-            guard let v = t["clockJump"], let offset = v.doubleValue ?? v.stringValue.flatMap({ text -> Double? in
-                text.hasPrefix("-") ? LocalTime.parseDuration(String(text.dropFirst())).map { -$0 } : LocalTime.parseDuration(text)
-            }) else {
-                throw ScenarioError(file: file, path: "\(path).clockJump", message: "expected seconds or a duration like \"1h\" or \"-30m\"")
-            }
-            guard InputLimits.clockJump.contains(offset) else {
-                throw ScenarioError(file: file, path: "\(path).clockJump", message: InputLimits.clockJump.refusal(offset))
-            }
-            return ([], [.wallClockJump(at: try time(t["at"], "\(path).at"), offset: offset)])
-        }
-    }
-}
-
-private extension TimelineEvent {
-    /// When the event begins.
-    var begins: Double {
-        switch self {
-        case .watchOffWrist(let from, _), .deviceOff(_, let from, _): from
-        case .reboot(_, let at), .travel(let at, _): at
-        }
-    }
-}
-
-private extension ModelEvent {
-    /// When the event begins (a deletion: when the participant deletes).
-    var begins: Double { time }
 }
