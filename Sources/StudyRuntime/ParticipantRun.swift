@@ -124,6 +124,8 @@ public final class ParticipantRun {
     let output: (String) -> Void
     var readers: [WeakReader] = []
     var studyDeclared = false
+    /// How the protocol enrols (`study{ enrol = … }`) and the readers of its declared sensors.
+    var enrolment = Enrolment()
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?
@@ -166,7 +168,15 @@ public final class ParticipantRun {
 
     /// Runs only the protocol's top level (declarations, readers, schedules).
     public func runTopLevel() throws {
-        try guarded { try state.executeFile(settings.protocolPath) }
+        try guarded {
+            try state.executeFile(settings.protocolPath)
+            try bindings?.enrolAutomatically()
+        }
+    }
+
+    /// Writes a log line stamped with the participant and local time (`log.info` & co.).
+    func log(_ level: String, _ text: String) {
+        output("[\(setup.id) \(LocalTime.minuteLabel(clock.now, clock.timeZone))] \(level): \(text)\n")
     }
 
     /// Runs events up to `limit` (inclusive), advancing the clocks; stops at the first error.
@@ -269,6 +279,7 @@ public final class ParticipantRun {
             for weak in readers {
                 guard let reader = weak.reader, reader.sensor == change.sensor else { continue }
                 try deliver(to: reader) { [unowned self] in
+                    if reader.recordsOnGrant { try self.bindings?.enrolledStatusChanged(reader, to: change.to) }
                     try self.callDelegate(reader, "didChangeAuthorizationStatus", [.string(change.to.name)])
                 }
             }

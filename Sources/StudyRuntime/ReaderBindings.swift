@@ -225,6 +225,8 @@ public final class Reader {
     var queuedFetches: [(FetchRequest, LuaReference)] = []
     /// Queued callbacks for this reader; the userdata is pinned while it is positive.
     var pins = 0
+    /// Enrolled automatically (`Enrolment`): starts recording whenever its sensor is granted.
+    var recordsOnGrant = false
 
     init(sensor: Sensor, stream: FetchStream, id: Int64) {
         self.sensor = sensor

@@ -15,7 +15,7 @@ extension Bindings {
             ("log", { [unowned self] call in
                 let level = try call.string(1)
                 let text = try call.string(2)
-                self.run.output("[\(self.run.setup.id) \(LocalTime.minuteLabel(self.run.clock.now, self.run.clock.timeZone))] \(level): \(text)\n")
+                self.run.log(level, text)
                 return 0
             }),
             ("timezone", { [unowned self] call in

@@ -27,16 +27,8 @@ extension Bindings {
                 let s = try self.sensor(named: sensorName)
                 try self.requireSensorKit("sensorkit.reader")
                 try self.requireOS(s, "sensorkit.reader")
-                let reader = Reader(sensor: s, stream: stream, id: self.nextReaderID)
-                self.nextReaderID += 1
                 if self.run.usedSensors[s] == nil { self.run.usedSensors[s] = "sensorkit.reader" }
-                call.push(reader, as: self.readerClass)
-                // Weakly: the runtime keeps no reader alive (see `Reader`).
-                if let register = self.registerReader {
-                    try self.run.state.call(register, [.integer(reader.id), .reference(call.reference(-1))], results: 0)
-                }
-                self.run.readers.removeAll { $0.reader == nil }
-                self.run.readers.append(WeakReader(reader))
+                _ = try self.makeReader(call, sensor: s, stream: stream)
                 return 1
             }),
             ("requestAuthorization", { [unowned self] call in
@@ -51,6 +43,7 @@ extension Bindings {
                     sensors.insert(s)
                     self.run.usedSensors[s] = "sensorkit.requestAuthorization"
                 }
+                self.run.enrolment.askedByHand = true
                 let completion = call.isNil(2) ? nil : try call.function(2)
                 try self.requireSensorKit("requestAuthorization")
                 for s in sensors.sorted(by: { $0.rawValue < $1.rawValue }) { try self.requireOS(s, "requestAuthorization") }
@@ -101,7 +94,11 @@ extension Bindings {
     /// are queued (`didChangeAuthorizationStatus` to every live reader, contract §5.3), then the
     /// completion runs — so the changes arrive after the completion, and before anything
     /// the completion itself starts (contract §14.4).
-    func requestAuthorization(_ sensors: Set<Sensor>, completion: LuaReference?) throws {
+    ///
+    /// `onError` (for the runtime's own requests, which have no Lua completion) hears the
+    /// error the completion would get, when there is one.
+    func requestAuthorization(_ sensors: Set<Sensor>, completion: LuaReference?,
+                              onError: ((SensorKitError) -> Void)? = nil) throws {
         let run = self.run
         var preview = run.model
         let outcome = preview.requestAuthorization(sensors, policy: run.setup.consent)
@@ -117,6 +114,7 @@ extension Bindings {
         guard outcome.sheetShown else {
             // Answered without a sheet (empty set, 8197, 0, 8201, 8195…): nothing changes.
             run.deliver { [unowned self] in
+                if let e = outcome.error { onError?(e) }
                 if let completion { try self.run.state.call(completion, [try self.errorValue(outcome.error)], results: 0) }
             }
             return
@@ -132,8 +130,24 @@ extension Bindings {
             self.run.model.sheetBusy = false
             let result = self.run.model.requestAuthorization(sensors, policy: self.run.setup.consent)
             try self.run.notify(result.changes)
+            if let e = result.error { onError?(e) }
             if let completion { try self.run.state.call(completion, [try self.errorValue(result.error)], results: 0) }
         }
+    }
+
+    /// Creates a reader and pushes its userdata (stack: +1). The runtime holds it only
+    /// weakly (see `Reader`); its sensor's status changes reach it from now on.
+    @discardableResult
+    func makeReader(_ call: LuaCall, sensor: Sensor, stream: FetchStream) throws -> Reader {
+        let reader = Reader(sensor: sensor, stream: stream, id: nextReaderID)
+        nextReaderID += 1
+        call.push(reader, as: readerClass)
+        if let register = registerReader {
+            try run.state.call(register, [.integer(reader.id), .reference(call.reference(-1))], results: 0)
+        }
+        run.readers.removeAll { $0.reader == nil }
+        run.readers.append(WeakReader(reader))
+        return reader
     }
 
     /// Raises a Lua error when SensorKit does not exist on the simulated platform

@@ -109,7 +109,8 @@ final class ProtocolHarness {
       return s
     end
 
-    -- A valid study declaration for `sensors` (names double as entitlements).
+    -- A valid study declaration for `sensors` (names double as entitlements). The
+    -- conformance protocols ask and record by hand (enrol = "manual").
     -- opts.required = { sensor = true, ... }
     function T.study(sensors, opts)
       opts = opts or {}
@@ -120,7 +121,7 @@ final class ProtocolHarness {
       study {
         id = "t", title = "Conformance", usage = "Conformance testing.",
         privacy_policy = "https://example.org/privacy",
-        entitlements = sensors, sensors = details,
+        entitlements = sensors, sensors = details, enrol = "manual",
       }
     end
 
