@@ -242,6 +242,8 @@ public final class LuaState {
                 lua_settop(L, -2)
             } else if let text = value?.tableValue?["message"]?.stringValue {
                 message = text            // a table error with a message field: { message = "…" }
+            } else if let value, case .table = value {
+                message = "(error object is a table without __tostring: \(value.shortDescription()))"   // never an address
             } else {
                 message = "(error object is a \(value?.typeName ?? "?") value)"   // never an address
             }

@@ -120,3 +120,53 @@ public struct LuaTable: Sendable, Equatable {
         return out
     }
 }
+
+extension LuaValue {
+    /// A short, deterministic rendering for messages (an error object that is a table):
+    /// `{code = 42, reason = "late", 1, 2, …}` — integer keys first in order, then string keys
+    /// sorted, at most `entries` of them, nested tables to `depth`; never an address.
+    public func shortDescription(entries limit: Int = 8, depth: Int = 2) -> String {
+        switch self {
+        case .nil: return "nil"
+        case .boolean(let b): return b ? "true" : "false"
+        case .integer(let i): return String(i)
+        case .number(let d): return d.isFinite && d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)"
+        case .string(let s): return LuaValue.quoted(s)
+        case .bytes(let b): return LuaValue.quoted(String(decoding: b, as: UTF8.self))
+        case .function, .reference: return typeName
+        case .opaque(let name): return name
+        case .table(let t):
+            guard depth > 0 else { return "{…}" }
+            func rank(_ k: LuaValue) -> (Int, Double, String) {
+                switch k {
+                case .integer(let i): (0, Double(i), "")
+                case .number(let d): (0, d, "")
+                case .string(let s): (1, 0, s)
+                default: (2, 0, k.typeName)
+                }
+            }
+            let sorted = t.entries.sorted { rank($0.key) < rank($1.key) }
+            var parts: [String] = []
+            var next: Int64 = 1
+            for (key, value) in sorted.prefix(limit) {
+                let shown = value.shortDescription(entries: limit, depth: depth - 1)
+                if case .integer(let i) = key, i == next {
+                    parts.append(shown)
+                    next += 1
+                } else if case .string(let s) = key, s.range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil {
+                    parts.append("\(s) = \(shown)")
+                } else {
+                    parts.append("[\(key.shortDescription(entries: limit, depth: 0))] = \(shown)")
+                }
+            }
+            if sorted.count > limit { parts.append("…") }
+            return "{" + parts.joined(separator: ", ") + "}"
+        }
+    }
+
+    /// A string in double quotes, cut at 60 characters, with `"` and `\` escaped.
+    static func quoted(_ s: String) -> String {
+        let cut = s.count > 60 ? String(s.prefix(60)) + "…" : s
+        return "\"" + cut.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}

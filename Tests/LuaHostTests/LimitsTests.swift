@@ -79,6 +79,15 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(try state.execute("return 1 + 1"), [2])
     }
 
+    /// A table raised without __tostring shows its contents (sorted, bounded, no address).
+    func testTableErrorObjectsShowTheirContents() throws {
+        let state = try makeState(limits: LuaLimits(timeLimitMilliseconds: 1000))
+        let shown = expectLuaError { try state.execute("error({ 1, 2, code = 42, why = 'late', deep = { a = { b = {} } }, [true] = 0 })") }
+        XCTAssertEqual(shown?.message, "(error object is a table without __tostring: {1, 2, code = 42, deep = {a = {…}}, why = \"late\", [true] = 0})")
+        let many = expectLuaError { try state.execute("local t = {} for i = 1, 100 do t[i] = i end error(t)") }
+        XCTAssertEqual(many?.message, "(error object is a table without __tostring: {1, 2, 3, 4, 5, 6, 7, 8, …})")
+    }
+
     func testTimeLimitStopsCoroutines() throws {
         let state = try makeState(limits: LuaLimits(timeLimitMilliseconds: 300))
         let viaWrap = expectStop(state, "coroutine.wrap(function() while true do end end)()", .timeLimit)

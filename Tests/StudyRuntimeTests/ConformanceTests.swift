@@ -1129,7 +1129,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(run2.time, "2026-03-02 01:30")
         XCTAssertEqual(run2.line, 2)
         XCTAssertFalse(run2.description.contains("0x"), run2.description)
-        XCTAssertTrue(run2.description.contains("protocol.lua:2: (error object is a table value"), run2.description)
+        XCTAssertTrue(run2.description.contains("protocol.lua:2: (error object is a table without __tostring: {code = 42})"), run2.description)
     }
 
     func testErrorInACompletionOrInTheSecondParticipant() throws {
