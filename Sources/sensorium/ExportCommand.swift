@@ -135,7 +135,7 @@ struct ExportCommand: ParsableCommand {
             } else {
                 try? FileManager.default.removeItem(at: target)
             }
-            let reason = ExportCommand.isDiskFull(error) ? "the disk is full" : "\(error)"
+            let reason = ExportCommand.isDiskFull(error) ? "the disk is full" : (FileErrors.describe(error) ?? "\(error)")
             printError("export failed: \(reason) (writing \(written.last.map { target.appendingPathComponent($0).path } ?? target.path)); what it wrote was removed")
             throw ExitCode(1)
         }

@@ -10,6 +10,9 @@ struct Sensorium: ParsableCommand {
             try command.run()
         } catch let error as ExitCode {
             exit(withError: error)
+        } catch let error where FileErrors.describe(error) != nil {
+            printError("Error: " + FileErrors.describe(error)!)   // a file problem in the user's terms, not Foundation's
+            exit(withError: ExitCode(1))
         } catch where "\(error)".utf8.count > 8_192 && !String(reflecting: type(of: error)).hasPrefix("ArgumentParser.") {
             printError("Error: " + bounded("\(error)"))   // a message quoting huge input stays readable
             exit(withError: ExitCode(1))

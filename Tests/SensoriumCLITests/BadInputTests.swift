@@ -336,3 +336,25 @@ extension SensoriumCLITests {
         assertContains(beyond.stderr, "is outside the study")
     }
 }
+
+extension SensoriumCLITests {
+    /// File and store problems are told in the user's terms (path, what, what to do), never as
+    /// `NSCocoaErrorDomain Code=516` or `SQLite error 14`.
+    func testFileAndStoreErrorsNameThePathAndTheProblem() throws {
+        try write("r.lua", "report.row('t', { a = 1 })")
+        try write("afile", "not a folder")
+        let cases: [([String], String)] = [
+            (["run", "r.lua", "--days", "1", "--participants", "1", "--out", "afile"], "afile: a file of that name is in the way (a folder is needed here)"),
+            (["export", "--days", "1", "--participants", "1", "--sensors", "pedometerData", "--into", "afile"], "afile: a file of that name is in the way"),
+            (["import", "--format", "mhc-csv", "--participant", "p", "afile", "--into", "no/such/dir/s.sqlite"],
+             "no/such/dir/s.sqlite: cannot open the store: the folder "), (["inspect", "afile"], "afile: not a Sensorium study store"),
+        ]
+        for (arguments, message) in cases {
+            let result = try sensorium(arguments, timeout: 120)
+            XCTAssertEqual(result.status, 1, arguments.joined(separator: " ") + "\n" + result.stderr)
+            assertContains(result.stderr, message)
+            XCTAssertFalse(result.stderr.contains("Domain="), result.stderr)
+            XCTAssertFalse(result.stderr.contains("SQLite error"), result.stderr)
+        }
+    }
+}

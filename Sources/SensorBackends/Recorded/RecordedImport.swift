@@ -1,5 +1,6 @@
 import Foundation
 import SensorKitModel
+import GRDB
 
 /// The input formats `sensorium import` reads.
 public enum ImportFormat: String, Sendable, CaseIterable {
@@ -37,8 +38,17 @@ extension RecordedStore {
     /// Imports `request` in one transaction: everything lands, or nothing does (the error
     /// names the file, line or JSON path, field and what was expected). Exact duplicates
     /// are dropped and counted; importing the same files again changes nothing.
+    /// SQLite failures are thrown as `StoreFormatError`s in the user's terms (`userFacing`).
     @discardableResult
     public func importData(_ request: ImportRequest) throws -> ImportStats {
+        do {
+            return try runImport(request)
+        } catch let e as DatabaseError {
+            throw RecordedStore.userFacing(e, path: path)
+        }
+    }
+
+    private func runImport(_ request: ImportRequest) throws -> ImportStats {
         if let z = request.timeZone, TimeZone(identifier: z) == nil {
             throw ImportError(file: "--timezone", "unknown time zone '\(z)': expected an IANA name such as Europe/Berlin")
         }

@@ -33,10 +33,37 @@ public final class RecordedStore: Sendable {
     /// `ImportError` for a file that is not a Sensorium store (never adds tables to it).
     public init(path: String, readOnly: Bool = false) throws {
         self.path = path
+        do {
+            pool = try RecordedStore.open(path, readOnly: readOnly)
+        } catch let e as DatabaseError {
+            throw RecordedStore.userFacing(e, path: path)
+        }
+    }
+
+    /// What a SQLite failure on the store at `path` means for the user, and what to do.
+    public static func userFacing(_ e: DatabaseError, path: String) -> StoreFormatError {
+        let sqlite = "(SQLite: \(e.message ?? "\(e.resultCode)"))"
+        switch e.resultCode.primaryResultCode {
+        case .SQLITE_CANTOPEN:
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            return StoreFormatError(path: path, FileManager.default.fileExists(atPath: folder)
+                ? "cannot open the store: check that \(folder) is writable \(sqlite)"
+                : "cannot open the store: the folder \(folder) does not exist \(sqlite)")
+        case .SQLITE_NOTADB: return StoreFormatError(path: path, "not a SQLite database (or an encrypted one); choose another file name \(sqlite)")
+        case .SQLITE_CORRUPT: return StoreFormatError(path: path, "the store file is damaged; import the data again into a new store \(sqlite)")
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return StoreFormatError(path: path, "the store is in use by another process (another import?); wait for it to finish \(sqlite)")
+        case .SQLITE_READONLY, .SQLITE_PERM: return StoreFormatError(path: path, "the store cannot be written here (read-only file or folder) \(sqlite)")
+        case .SQLITE_FULL: return StoreFormatError(path: path, "the disk is full; free space and import again (nothing of this import was stored) \(sqlite)")
+        case .SQLITE_IOERR: return StoreFormatError(path: path, "the disk reported an input/output error; check the disk and free space \(sqlite)")
+        default: return StoreFormatError(path: path, "SQLite error \(sqlite)")
+        }
+    }
+
+    /// Opens the connection `init` describes.
+    private static func open(_ path: String, readOnly: Bool) throws -> DatabaseQueue {
         if readOnly || FileManager.default.fileExists(atPath: path) { try RecordedStore.checkIsStore(path) }
         if readOnly {
-            pool = try RecordedStore.openReadOnly(path)
-            return
+            return try RecordedStore.openReadOnly(path)
         }
         if !FileManager.default.fileExists(atPath: path) {
             // Fix the page size before WAL mode makes it permanent: big pages read BLOBs faster.
@@ -52,7 +79,7 @@ public final class RecordedStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA cache_size = -16384")
         }
-        pool = try DatabaseQueue(path: path, configuration: config)
+        let pool = try DatabaseQueue(path: path, configuration: config)
         let superseded = try pool.read { db in
             try db.tableExists("grdb_migrations") ? try RecordedStore.migrator.hasBeenSuperseded(db) : false
         }
@@ -68,6 +95,7 @@ public final class RecordedStore: Sendable {
             throw StoreFormatError(path: path, "not a Sensorium recorded store (format '\(format)')")
         }
         try RecordedStore.migrator.migrate(pool)
+        return pool
     }
 
     /// Throws unless `path` is an existing Sensorium store (a SQLite file whose `meta` table
