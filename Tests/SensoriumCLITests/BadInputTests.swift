@@ -265,7 +265,7 @@ extension SensoriumCLITests {
         let session = "sensorium-ctrlc-\(getpid())"
         let exe = SensoriumCLITests.executable!.path
         _ = try tmux(["new-session", "-d", "-s", session, "-x", "250", "-y", "40", "-c", folder.path,
-                      "\(exe) repl --days 1 --participants 1 --history \(folder.path)/history; echo REPL-ENDED-$?; sleep 30"])
+                      "\(exe) repl --days 1 --participants 1 --time-limit 0 --history \(folder.path)/history; echo REPL-ENDED-$?; sleep 30"])
         defer { _ = try? tmux(["kill-session", "-t", session]) }
         _ = try waitForPane(session, ":help for help")
         // Ctrl-C at an empty prompt. A key sent before the REPL sits in its read is not seen
@@ -286,6 +286,13 @@ extension SensoriumCLITests {
         XCTAssertFalse(pane.contains("REPL-ENDED"), pane)
         _ = try tmux(["send-keys", "-t", session, "=x", "Enter"])
         _ = try waitForPane(session, "nil")                                     // the dropped line never ran
+        // Ctrl-C while a statement runs (no time limit would ever stop it) interrupts it.
+        _ = try tmux(["send-keys", "-t", session, "while true do end", "Enter"])
+        usleep(1_000_000)
+        _ = try tmux(["send-keys", "-t", session, "C-c"])
+        _ = try waitForPane(session, "stopped: interrupted")
+        _ = try tmux(["send-keys", "-t", session, "=6 * 7 + 1", "Enter"])
+        _ = try waitForPane(session, "43")
         _ = try tmux(["send-keys", "-t", session, ":quit", "Enter"])
         _ = try waitForPane(session, "REPL-ENDED-0")
     }
