@@ -947,6 +947,14 @@ static int pushglobalfuncname(lua_State *L, lua_Debug *ar) {
         lua_settop(L, top + 1);
         return 1;
     }
+    /* Not a standard library function: the host's modules are global tables (report.row, time.parse). */
+    lua_settop(L, top + 1);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    if (findfield(L, top + 1, 2)) {
+        lua_copy(L, -1, top + 1);
+        lua_settop(L, top + 1);
+        return 1;
+    }
     lua_settop(L, top);
     return 0;
 }

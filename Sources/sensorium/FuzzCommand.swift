@@ -29,7 +29,7 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "Folder with probe.lua and seeds/ (default: contrib/fuzz).")
     var corpus: String = "contrib/fuzz"
 
-    @Option(help: "Address-space cap per case, MiB.")
+    @Option(name: .customLong("memory-mib"), help: "Address-space cap per case, MiB.")
     var memoryMiB: Int = 4096
 
     @Option(help: "Seconds per case before it counts as a hang.")

@@ -108,6 +108,12 @@ final class StockLuaTests: XCTestCase {
             print(select(2, pcall(load("string.format('%d', 1.5)", "=script"))))
             print(select(2, pcall(load("local t = setmetatable({}, {__index = function() return string.rep() end}) return t.x", "=script"))))
             """)
+        // setmetatable's own checks (the sandbox wraps it to refuse __gc): stock messages, the caller's line.
+        try assertSameAsStock("""
+            print(pcall(setmetatable))
+            print(pcall(setmetatable, {}, 2))
+            print(select(2, pcall(load("setmetatable(1, {})", "=script"))))
+            """)
     }
 
     /// The stoppable matcher (CLuaShim/pattern.c) gives stock results and errors.

@@ -1132,6 +1132,21 @@ final class ConformanceTests: XCTestCase {
         XCTAssertTrue(run2.description.contains("protocol.lua:2: (error object is a table without __tostring: {code = 42})"), run2.description)
     }
 
+    /// A host function called with a bad argument is named as the protocol calls it, also through pcall.
+    func testArgumentErrorsNameTheHostFunction() throws {
+        let h = try ProtocolHarness()
+        let outcome = try h.run(#"""
+        print(select(2, pcall(report.row, "t", 5)))
+        print(select(2, pcall(sensorkit.reader, 5)))
+        print(select(2, pcall(schedule.at, {}, print)))
+        """#, days: 1)
+        XCTAssertEqual(outcome.output.split(separator: "\n").map(String.init), [
+            "bad argument #2 to 'report.row' (table expected, got number)",
+            "bad argument #1 to 'sensorkit.reader' (string expected, got number)",
+            "bad argument #1 to 'schedule.at' (number expected, got table)",
+        ])
+    }
+
     func testErrorInACompletionOrInTheSecondParticipant() throws {
         let h = try ProtocolHarness()
         let error = try h.failure(#"""

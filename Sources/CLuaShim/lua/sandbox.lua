@@ -123,10 +123,14 @@ G.load = function(chunk, name, mode, ...)
 end
 
 -- Finalizers cannot be interrupted by the limits, so scripts may not set them.
-G.setmetatable = function(t, mt)
+G.setmetatable = function(...)
+  local t, mt = ...
   if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
     error("setmetatable: __gc metamethods are not allowed in protocols (finalizers cannot be stopped)", 2)
   end
+  -- Stock's argument checks, so that its messages name `setmetatable` at the caller's line.
+  if type(t) ~= "table" then error(format("bad argument #1 to 'setmetatable' (table expected, got %s)", select("#", ...) == 0 and "no value" or type(t)), 2) end
+  if mt ~= nil and type(mt) ~= "table" then error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. type(mt) .. ")", 2) end
   return raw_setmetatable(t, mt)
 end
 
