@@ -11,6 +11,9 @@ extension Bindings {
             }
             return t
         }
+        guard call.typeName(index) == "number" else {
+            throw LuaArgumentError(index: index, message: "time expected (seconds, or text like \"day 3 09:00\"), got \(call.typeName(index))")
+        }
         let t = try call.double(index)
         guard t.isFinite else { throw LuaArgumentError(index: index, message: "expected a time, got \(InputRange.text(t))") }
         return t
@@ -23,6 +26,9 @@ extension Bindings {
                 throw LuaArgumentError(index: index, message: "expected a duration like \"26h\", \"15m\" or seconds, got \"\(text)\"")
             }
             return d
+        }
+        guard call.typeName(index) == "number" else {
+            throw LuaArgumentError(index: index, message: "duration expected (seconds, or text like \"15m\"), got \(call.typeName(index))")
         }
         let d = try call.double(index)
         guard d.isFinite else { throw LuaArgumentError(index: index, message: "expected a duration, got \(InputRange.text(d))") }

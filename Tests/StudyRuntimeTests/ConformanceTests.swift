@@ -1143,7 +1143,7 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(outcome.output.split(separator: "\n").map(String.init), [
             "bad argument #2 to 'report.row' (table expected, got number)",
             "bad argument #1 to 'sensorkit.reader' (string expected, got number)",
-            "bad argument #1 to 'schedule.at' (number expected, got table)",
+            "bad argument #1 to 'schedule.at' (time expected (seconds, or text like \"day 3 09:00\"), got table)",
         ])
     }
 

@@ -122,6 +122,15 @@ G.load = function(chunk, name, mode, ...)
   return raw_load(chunk, name, "t")
 end
 
+-- A value's type as stock's argument errors name it (luaL_typeerror): its metatable's
+-- string __name when it has one.
+local function typename_of(v)
+  local mt = debug_getmetatable(v)
+  local name = type(mt) == "table" and rawget(mt, "__name")
+  if type(name) == "string" then return name end
+  return type(v)
+end
+
 -- Finalizers cannot be interrupted by the limits, so scripts may not set them.
 G.setmetatable = function(...)
   local t, mt = ...
@@ -129,8 +138,8 @@ G.setmetatable = function(...)
     error("setmetatable: __gc metamethods are not allowed in protocols (finalizers cannot be stopped)", 2)
   end
   -- Stock's argument checks, so that its messages name `setmetatable` at the caller's line.
-  if type(t) ~= "table" then error(format("bad argument #1 to 'setmetatable' (table expected, got %s)", select("#", ...) == 0 and "no value" or type(t)), 2) end
-  if mt ~= nil and type(mt) ~= "table" then error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. type(mt) .. ")", 2) end
+  if type(t) ~= "table" then error(format("bad argument #1 to 'setmetatable' (table expected, got %s)", select("#", ...) == 0 and "no value" or typename_of(t)), 2) end
+  if mt ~= nil and type(mt) ~= "table" then error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. typename_of(mt) .. ")", 2) end
   return raw_setmetatable(t, mt)
 end
 
