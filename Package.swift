@@ -26,8 +26,10 @@ let package = Package(
         // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
         // Its Lua (lua/*.lua) is embedded at build time with #embed.
         .target(name: "CLuaShim", dependencies: ["CLua"], exclude: ["lua"]),
-        .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim"]),
-        .target(name: "SensorKitModel"),
+        .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim", "CivilTime"]),
+        // Gregorian civil-day arithmetic, shared by the calendar service and os.date; a leaf.
+        .target(name: "CivilTime"),
+        .target(name: "SensorKitModel", dependencies: ["CivilTime"]),
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
         .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -15,9 +15,10 @@ system="Foundation Glibc Dispatch"
 
 allowed() {
   case $1 in
-    SensorKitModel) echo "$system" ;;
+    CivilTime)      echo "$system" ;;
+    SensorKitModel) echo "$system CivilTime" ;;
     JSONText)       echo "$system" ;;
-    LuaHost)        echo "$system CLua CLuaShim" ;;
+    LuaHost)        echo "$system CLua CLuaShim CivilTime" ;;
     SensorBackends) echo "$system SensorKitModel JSONText CZlib GRDB" ;;
     StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The clock scripts read through `os.time`, `os.clock` and `os.date`.
@@ -29,7 +30,8 @@ public final class FixedClock: HostClock {
 }
 
 /// `os.date` and `os.time` over a `HostClock`, as Lua 5.4.4's loslib behaves
-/// (C locale, errors worded alike), with civil-time arithmetic of its own:
+/// (C locale, errors worded alike), on the civil-day arithmetic of `CivilTime` (shared with the
+/// calendar service, `SensorKitModel.LocalTime`):
 /// every conversion is range-checked, so no argument can trap.
 enum ClockFunctions {
     /// Broken-down time (struct tm's fields, tm_year as the full year).
@@ -40,36 +42,13 @@ enum ClockFunctions {
         var zone: String
     }
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (month may be any integer).
-    static func daysFromCivil(_ year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let m0 = month - 1
-        var y = year + floorDiv(m0, 12)
-        let m = m0 - floorDiv(m0, 12) * 12 + 1
-        if m <= 2 { y -= 1 }
-        let era = floorDiv(y, 400)
-        let yoe = y - era * 400
-        let doy = (153 * ((m + 9) % 12) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
     /// UTC broken-down time of t (seconds since the epoch).
     static func civilUTC(_ t: Int64) -> Civil {
-        let days = floorDiv(t, 86_400)
+        let days = CivilDays.floorDiv(t, 86_400)
         let secs = t - days * 86_400
-        let z = days + 719_468
-        let era = floorDiv(z, 146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        let wday = (days % 7 + 11) % 7            // 1970-01-01 was a Thursday (4)
-        let yday = days - daysFromCivil(year, 1, 1)
+        let (year, month, day) = CivilDays.date(days)
+        let wday = CivilDays.weekdayFromSunday(days)
+        let yday = days - CivilDays.days(year: year, month: 1, day: 1)
         return Civil(year: year, month: month, day: day, hour: secs / 3600, min: secs % 3600 / 60, sec: secs % 60,
                      wday: wday, yday: yday, isdst: false, gmtoff: 0, zone: "UTC")
     }
@@ -175,7 +154,7 @@ enum ClockFunctions {
         }
         let year = try field("year", nil, 1900), month = try field("month", nil, 1), day = try field("day", nil, 0)
         let hour = try field("hour", 12, 0), min = try field("min", 0, 0), sec = try field("sec", 0, 0)
-        let local = daysFromCivil(year, month, 1) &* 86_400 + (day - 1) * 86_400 + hour * 3600 + min * 60 + sec
+        let local = CivilDays.days(year: year, month: month, day: 1) &* 86_400 + (day - 1) * 86_400 + hour * 3600 + min * 60 + sec
         var t = local - offset(tz, at: local)
         t = local - offset(tz, at: t)                  // the offset in force at the result
         guard let c = try? civil(t, utc: false, timeZone: tz) else {

@@ -1,9 +1,13 @@
+import CivilTime
 import Foundation
 
 /// The calendar service: local-time arithmetic in a time zone (Gregorian, DST-correct) —
-/// day starts, the next local day, "HH:MM" of a given local day, day and minute labels,
-/// and the parsing of local dates and times. The runtime's clock, schedules, scenario
-/// times and the command line all use it.
+/// UTC offsets and their transitions, day starts, the next local day, "HH:MM" of a given
+/// local day, wall times (local clock readings as seconds) and their labels, civil days,
+/// and the parsing of local dates and times. The runtime's clock, schedules, sample-set
+/// groups, scenario times, the simulator (with `ZoneTimeline`/`LocalClock` for travel) and
+/// the command line all use it; its civil-day arithmetic is `CivilTime.CivilDays`, which
+/// `LuaHost`'s `os.date` shares.
 public enum LocalTime {
     /// A Gregorian calendar in `tz`.
     public static func calendar(_ tz: TimeZone) -> Calendar {
@@ -11,6 +15,44 @@ public enum LocalTime {
         c.timeZone = tz
         return c
     }
+
+    /// The UTC offset (seconds) in force at `t` in `tz`.
+    public static func offset(at t: Double, _ tz: TimeZone) -> Double {
+        Double(tz.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
+    }
+
+    /// The next instant after `t` at which `tz`'s offset changes (a DST transition); +∞ when none.
+    public static func nextTransition(after t: Double, _ tz: TimeZone) -> Double {
+        tz.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: t))?.timeIntervalSince1970 ?? .infinity
+    }
+
+    /// The instant of a wall time (seconds since 1970-01-01 00:00 as `tz`'s clock reads them):
+    /// the offset at the wall time read as UTC, corrected once by the offset found there.
+    /// (For the first instant a wall time is reached, DST gaps and travel included, see `LocalClock`.)
+    public static func instant(wall: Double, _ tz: TimeZone) -> Double {
+        let guess = wall - offset(at: wall, tz)
+        return wall - offset(at: guess, tz)
+    }
+
+    /// A wall time formatted by C's `strftime` as its UTC reading (`"%Y-%m-%d %H:00"`):
+    /// labels of local hours and days, already shifted to local time.
+    public static func wallLabel(_ wall: Double, _ format: String) -> String {
+        var time = time_t(wall.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        var buf = [CChar](repeating: 0, count: 64)
+        let n = strftime(&buf, buf.count, format, &parts)
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// (year, month, day) of civil day `day` (days since 1970-01-01).
+    public static func civilDate(day: Int) -> (year: Int, month: Int, day: Int) {
+        let d = CivilDays.date(Int64(day))
+        return (Int(d.year), Int(d.month), Int(d.day))
+    }
+
+    /// ISO weekday (1 = Monday … 7 = Sunday) of civil day `day` (days since 1970-01-01).
+    public static func isoWeekday(day: Int) -> Int { Int(CivilDays.isoWeekday(Int64(day))) }
 
     /// Start (UTC seconds) of the local day containing `t`.
     public static func startOfDay(_ t: Double, _ tz: TimeZone) -> Double {

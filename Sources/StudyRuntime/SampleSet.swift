@@ -502,9 +502,8 @@ struct LocalKeys {
     /// The UTC offset in force at `t`, cached until the next time-zone transition.
     private mutating func localOffset(_ t: Double) -> Double {
         if t >= validFrom, t < validUntil { return offset }
-        let date = Date(timeIntervalSince1970: t)
-        offset = Double(timeZone.secondsFromGMT(for: date))
-        let next = timeZone.nextDaylightSavingTimeTransition(after: date)?.timeIntervalSince1970 ?? .infinity
+        offset = LocalTime.offset(at: t, timeZone)
+        let next = LocalTime.nextTransition(after: t, timeZone)
         validFrom = t
         validUntil = Swift.min(next, t + 86_400 * 30)
         return offset
@@ -581,28 +580,15 @@ struct LocalKeys {
     }
 
     /// The UTC instant of a local wall time given as seconds since 1970-01-01 00:00 local.
-    private func localStart(_ local: Double) -> Double {
-        let guess = local - Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: local)))
-        return local - Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: guess)))
-    }
+    private func localStart(_ local: Double) -> Double { LocalTime.instant(wall: local, timeZone) }
 
     func label(for key: Int64) -> String {
         switch grouping {
-        case .localHour: return LocalKeys.utcFormat(Double(key) * 3600, "%Y-%m-%d %H:00")
-        case .localDay: return LocalKeys.utcFormat(Double(key) * 86_400, "%Y-%m-%d")
+        case .localHour: return LocalTime.wallLabel(Double(key) * 3600, "%Y-%m-%d %H:00")
+        case .localDay: return LocalTime.wallLabel(Double(key) * 86_400, "%Y-%m-%d")
         case .hourOfDay: return String(format: "%02d", Int(key))
-        case .window(let seconds, let origin): return LocalKeys.utcFormat(origin + Double(key) * seconds, "%Y-%m-%dT%H:%M:%SZ")
+        case .window(let seconds, let origin): return LocalTime.wallLabel(origin + Double(key) * seconds, "%Y-%m-%dT%H:%M:%SZ")
         }
-    }
-
-    /// Formats seconds as if UTC (local keys are already shifted to local time).
-    static func utcFormat(_ t: Double, _ format: String) -> String {
-        var time = time_t(t.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        var buf = [CChar](repeating: 0, count: 64)
-        let n = strftime(&buf, buf.count, format, &parts)
-        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -65,7 +65,7 @@ extension SimulatedSource {
     }
 
     func diary(_ s: DayStory) -> DayDiary {
-        let (y, m, dd) = civil(s.day)
+        let (y, m, dd) = LocalTime.civilDate(day: s.day)
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         let awake = s.night.awakenings.reduce(0) { $0 + $1.end - $1.start }
         let walks = s.blocks.filter { $0.cadence > 0 }

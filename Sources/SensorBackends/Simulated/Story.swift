@@ -203,7 +203,7 @@ extension Participant {
         var r = Draws(key.with("night").with(d))
         let m = Double(d) * 86_400
         let p = profile
-        let workday = p.workdays.contains(isoWeekday(d))
+        let workday = p.workdays.contains(LocalTime.isoWeekday(day: d))
         var bed: Double, wake: Double
         if workday {
             wake = p.workdayWakeHour + 0.1 * r.normal()
@@ -253,7 +253,7 @@ extension Participant {
         let dayKey = key.with("story").with(d)
         var r = Draws(dayKey.with(1))
         let m = Double(d) * 86_400
-        let workday = p.workdays.contains(isoWeekday(d)) && p.workHours > 0
+        let workday = p.workdays.contains(LocalTime.isoWeekday(day: d)) && p.workHours > 0
         let end = next.bed
         var b = BlockBuilder(start: night.bed, end: end)
 
