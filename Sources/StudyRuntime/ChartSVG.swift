@@ -1,4 +1,5 @@
 import Foundation
+import SensorKitModel
 
 /// Renders a `Chart` as a standalone SVG document.
 ///
@@ -158,8 +159,7 @@ public enum ChartSVG {
     /// midnights, each day labelled at its middle ("Mar 29" centred on a 23-hour day too);
     /// every k-th day, so that at most ~14 are labelled.
     static func timeTicks(_ x0: Double, _ x1: Double, _ zone: TimeZone) -> (marks: [Double], labels: [(Double, String)]) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
+        let calendar = LocalTime.calendar(zone)
         let span = x1 - x0
         if span <= 36 * 3600 {
             var out: [(Double, String)] = []

@@ -115,9 +115,7 @@ extension LocalTime {
     /// Why `start` cannot begin a study (outside the years 2000–2100), or nil.
     public static func startProblem(_ start: Double) -> String? {
         let utc = TimeZone(identifier: "UTC")!
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = utc
-        let year = calendar.component(.year, from: Date(timeIntervalSince1970: start))
+        let year = calendar(utc).component(.year, from: Date(timeIntervalSince1970: start))
         return InputLimits.startYears.contains(Double(year)) ? nil
             : "the study must start in the years 2000 to 2100, got \(dayLabel(start, utc))"
     }

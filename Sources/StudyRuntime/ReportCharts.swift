@@ -118,8 +118,7 @@ public struct DataCoverage: Sendable, Codable {
     /// Hours of each local day of the study holding data: `[sensor: [hours per day]]`,
     /// sensors in catalogue order.
     public func grid(for p: Participant) -> [(sensor: Sensor, perDay: [Int])] {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = p.timeZone
+        let calendar = LocalTime.calendar(p.timeZone)
         let first = calendar.startOfDay(for: Date(timeIntervalSince1970: start))
         let starts = (0...days).map { calendar.date(byAdding: .day, value: $0, to: first)!.timeIntervalSince1970 }
         let mine = hours[p.id] ?? [:]
@@ -139,12 +138,10 @@ public struct DataCoverage: Sendable, Codable {
 
     /// The study's local days for `p` ("2026-03-02", …).
     public func dayLabels(for p: Participant) -> [String] {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = p.timeZone
+        let calendar = LocalTime.calendar(p.timeZone)
         let first = calendar.startOfDay(for: Date(timeIntervalSince1970: start))
         return (0..<days).map {
-            let c = calendar.dateComponents([.year, .month, .day], from: calendar.date(byAdding: .day, value: $0, to: first)!)
-            return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+            LocalTime.dayLabel(calendar.date(byAdding: .day, value: $0, to: first)!.timeIntervalSince1970, p.timeZone)
         }
     }
 }

@@ -84,10 +84,7 @@ public struct RecordedStudy: Sendable {
     public func start(in zone: TimeZone) -> Double? {
         guard let span = dataSpan else { return nil }
         if spanDeclared { return span.after }
-        var cal = Calendar(identifier: .gregorian)
-        cal.timeZone = zone
-        let first = Date(timeIntervalSince1970: span.after.isFinite ? span.after : 0)
-        return cal.startOfDay(for: first).timeIntervalSince1970
+        return LocalTime.startOfDay(span.after.isFinite ? span.after : 0, zone)
     }
 
     /// Whole days from `start(in:)`: a declared span exactly (as its simulation ran);
