@@ -106,6 +106,38 @@ final class ImportValidationTests: XCTestCase {
         }
     }
 
+    /// Two input folders holding the same samples: the second copy is a duplicate in the input,
+    /// not "already stored"; a later import of them is "already stored". Counts per sensor.
+    func testDuplicatesAreToldApartAndCountedPerSensor() throws {
+        let dir = try recordedTempDir(self)
+        let sim = makeRecSource(seed: 5, [recTrio[0]])
+        let sensors: [Sensor] = [.ambientLightSensor, .pedometerData]
+        let study = NativeFormat.Study(start: recMonday, end: recMonday + 86_400, participants: [
+            .init(id: recTrio[0].id, timeZone: recTrio[0].timeZone, authorization: [], deletions: [])], sensors: sensors)
+        let first = dir.appendingPathComponent("copy1"), second = dir.appendingPathComponent("copy2")
+        let exported = try NativeFormat.export(study, source: sim, to: first)
+        _ = try NativeFormat.export(study, source: sim, to: second)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let both = try store.importData(ImportRequest(format: .native, sources: [first.path, second.path], progressBar: false))
+        XCTAssertEqual(both.rowsRead, 2 * exported.rows)
+        XCTAssertEqual(both.rowsStored, exported.rows)
+        XCTAssertEqual(both.duplicatesInInput, exported.rows)
+        XCTAssertEqual(both.duplicatesAlreadyStored, 0)
+        XCTAssertEqual(Set(both.bySensor.keys), Set(sensors))
+        for sensor in sensors {
+            let c = try XCTUnwrap(both.bySensor[sensor])
+            XCTAssertGreaterThan(c.rowsStored, 0, "\(sensor)")
+            XCTAssertEqual(c.rowsRead, 2 * c.rowsStored, "\(sensor)")
+            XCTAssertEqual(c.duplicatesInInput, c.rowsStored, "\(sensor)")
+        }
+        XCTAssertEqual(both.bySensor.values.map(\.rowsStored).reduce(0, +), both.rowsStored)
+        XCTAssertTrue(both.report().contains("  pedometerData       \(both.bySensor[.pedometerData]!.rowsRead) read, "), both.report())
+        let again = try store.importData(ImportRequest(format: .native, sources: [first.path], progressBar: false))
+        XCTAssertEqual(again.rowsStored, 0)
+        XCTAssertEqual(again.duplicatesAlreadyStored, exported.rows)
+        XCTAssertEqual(again.duplicatesInInput, 0)
+    }
+
     // MARK: stores
 
     /// A small native study imported into a new store; returns its path.

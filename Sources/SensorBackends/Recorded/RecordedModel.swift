@@ -67,6 +67,17 @@ public struct ImportStats: Sendable, Hashable {
     public var notUnderstood: [String: Int] = [:]
     /// Things the user should know (defaults taken, fields missing…), each once.
     public var warnings: [String] = []
+    /// The row counts of each sensor.
+    public var bySensor: [Sensor: SensorCounts] = [:]
+
+    /// Rows of one sensor: read, stored, and the duplicates dropped (as in `ImportStats`).
+    public struct SensorCounts: Sendable, Hashable {
+        public var rowsRead = 0
+        public var rowsStored = 0
+        public var duplicatesInInput = 0
+        public var duplicatesAlreadyStored = 0
+        public init() {}
+    }
 
     public init() {}
 
@@ -81,6 +92,11 @@ public struct ImportStats: Sendable, Hashable {
         if let s = seconds, s > 0 { head += String(format: " in %.2f s (%.2f M rows/s)", s, Double(rowsRead) / s / 1e6) }
         lines.append(head)
         lines.append("duplicates dropped: \(duplicatesDropped) (\(duplicatesInInput) exact duplicates in the input, \(duplicatesAlreadyStored) already stored)")
+        let width = bySensor.keys.map(\.rawValue.count).max() ?? 0
+        for (sensor, c) in bySensor.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let name = sensor.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+            lines.append("  \(name)  \(c.rowsRead) read, \(c.rowsStored) stored, duplicates: \(c.duplicatesInInput) in the input, \(c.duplicatesAlreadyStored) already stored")
+        }
         if metadataAdded > 0 { lines.append("metadata records added: \(metadataAdded)") }
         for (k, n) in notUnderstood.sorted(by: { $0.key < $1.key }) { lines.append("not understood (kept out): \(k) ×\(n)") }
         for w in warnings { lines.append("warning: \(w)") }

@@ -219,7 +219,7 @@ public final class RecordedStore: Sendable {
     /// nothing does. Buffered rows are flushed before the commit.
     public func importing<T>(progress: ImportProgress? = nil, _ body: (ImportSession) throws -> T) throws -> (T, ImportStats) {
         try pool.write { db in
-            let session = ImportSession(db: db, progress: progress)
+            let session = try ImportSession(db: db, progress: progress)
             let value = try body(session)
             try session.flushAll()
             progress?.finish()
@@ -296,9 +296,14 @@ public final class ImportSession {
         var sensor: Sensor
     }
 
-    init(db: Database, progress: ImportProgress?) {
+    /// Chunks with this id or above were written by this import: rows matching them are
+    /// duplicates inside the input (two files holding the same samples), not "already stored".
+    private let firstNewChunk: Int64
+
+    init(db: Database, progress: ImportProgress?) throws {
         self.db = db
         self.progress = progress
+        firstNewChunk = (try Int64.fetchOne(db, sql: "SELECT max(id) FROM chunk") ?? 0) + 1
     }
 
     // MARK: Metadata
@@ -399,6 +404,7 @@ public final class ImportSession {
         let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
         try buf.append(batch)
         stats.rowsRead += batch.count
+        stats.bySensor[batch.sensor, default: .init()].rowsRead += batch.count
         if buf.count >= buf.capacity { try flush(buf) }
     }
 
@@ -410,6 +416,7 @@ public final class ImportSession {
         let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
         if buf.count == 0 && batch.count >= buf.capacity / 2 && batch.count <= buf.capacity * 2 {
             stats.rowsRead += batch.count
+            stats.bySensor[batch.sensor, default: .init()].rowsRead += batch.count
             try storeChunk(batch, stream: buf.streamID, knownUnsorted: false)
         } else {
             try append(participant: participant, device: device, batch)
@@ -434,6 +441,7 @@ public final class ImportSession {
     /// Called by importers after filling a buffer's columns directly.
     func rowsAdded(_ n: Int, to buf: StreamBuffer) throws {
         stats.rowsRead += n
+        stats.bySensor[buf.sensor, default: .init()].rowsRead += n
         if buf.count >= buf.capacity { try flush(buf) }
     }
 
@@ -471,6 +479,7 @@ public final class ImportSession {
         if knownUnsorted || !isSortedByWrite(batch) { batch = sortByWriteThenTime(batch) }
         let (unique, dropped) = RowDedup.dropDuplicates(batch)
         stats.duplicatesInInput += dropped
+        stats.bySensor[batch.sensor, default: .init()].duplicatesInInput += dropped
         batch = unique
         batch = try dropStored(batch, stream: stream)
         guard batch.count > 0 else { return }
@@ -495,7 +504,9 @@ public final class ImportSession {
         return b.gather(idx)
     }
 
-    /// Drops rows equal to rows already stored in this stream (re-imported files).
+    /// Drops rows equal to rows the stream holds: stored before this import (re-imported
+    /// files: "already stored"), or stored earlier in this import (overlapping input files:
+    /// duplicates in the input).
     private func dropStored(_ batch: SampleBatch, stream: Int64) throws -> SampleBatch {
         let lo = batch.writeTimes.first!, hi = batch.writeTimes.last!
         let span = try Double.fetchOne(db, sql: "SELECT maxChunkSpan FROM stream WHERE id = ?", arguments: [stream]) ?? 0
@@ -503,17 +514,28 @@ public final class ImportSession {
             SELECT id FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite >= ? ORDER BY minWrite, id
             """, arguments: [stream, lo - span, hi, lo])
         guard !ids.isEmpty else { return batch }
-        var stored: [SampleBatch] = []
+        var before: [SampleBatch] = [], during: [SampleBatch] = []
         for id in ids {
             var c = try RecordedSource.decodeChunk(db, id: id, sensor: batch.sensor)
             // Only the rows inside [lo, hi] can match.
             let a = lowerBound(c.writeTimes, lo), b = upperBound(c.writeTimes, hi)
             if a > 0 || b < c.count { c = c.slice(a..<b) }
-            if c.count > 0 { stored.append(c) }
+            guard c.count > 0 else { continue }
+            if id >= firstNewChunk { during.append(c) } else { before.append(c) }
         }
-        guard !stored.isEmpty else { return batch }
-        let (kept, dropped) = RowDedup.dropRows(of: batch, presentIn: stored)
-        stats.duplicatesAlreadyStored += dropped
+        var kept = batch
+        if !before.isEmpty {
+            let (rest, dropped) = RowDedup.dropRows(of: kept, presentIn: before)
+            stats.duplicatesAlreadyStored += dropped
+            stats.bySensor[batch.sensor, default: .init()].duplicatesAlreadyStored += dropped
+            kept = rest
+        }
+        if !during.isEmpty && kept.count > 0 {
+            let (rest, dropped) = RowDedup.dropRows(of: kept, presentIn: during)
+            stats.duplicatesInInput += dropped
+            stats.bySensor[batch.sensor, default: .init()].duplicatesInInput += dropped
+            kept = rest
+        }
         return kept
     }
 
@@ -542,6 +564,7 @@ public final class ImportSession {
         }
         try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])
         stats.rowsStored += n
+        stats.bySensor[batch.sensor, default: .init()].rowsStored += n
         stats.chunks += 1
     }
 
