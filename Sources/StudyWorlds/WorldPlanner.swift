@@ -138,7 +138,34 @@ public struct WorldPlanner: CohortPlanner {
         return CohortPlan(settings: runSettings, setups: setups,
                           world: RecordedWorld(path: path, participant: options.recordingParticipant, opened: recorded),
                           facts: WorldPlanner.facts(runSettings, source: "recorded store \(URL(fileURLWithPath: path).lastPathComponent)", timeZone: first.timeZone),
-                          warnings: recorded.warnings)
+                          warnings: recorded.warnings + WorldPlanner.replayNotes(options, scenario: scenario, switches: switches, days: days,
+                                                                                  sensors: Set(recorded.participants.flatMap(\.sensors))))
+    }
+}
+
+extension WorldPlanner {
+    /// What a replay does not take from the flags and the scenario, and the data SensorKit's
+    /// retention keeps from a late fetch, said as warnings rather than silently.
+    static func replayNotes(_ options: StudyOptions, scenario: Scenario, switches: WorldSwitches, days: Int, sensors: Set<Sensor>) -> [String] {
+        var notes: [String] = []
+        if let zone = options.timeZone {
+            notes.append("--timezone \(zone) is ignored in a replay: each participant keeps the time zone the recording holds")
+        }
+        let file = options.scenarioPath ?? "scenario"
+        var ignored: [String] = []
+        if scenario.timeZone != nil { ignored.append("timezone") }
+        if scenario.start != nil { ignored.append("start") }
+        if scenario.days != nil { ignored.append("days") }
+        if scenario.participantCount != nil || !scenario.participants.isEmpty { ignored.append("participants") }
+        if !ignored.isEmpty {
+            notes.append("\(file): \(ignored.joined(separator: ", ")) ignored in a replay (the recording gives them; use --start and --days to choose the span); only seed and switches apply")
+        }
+        let shortest = sensors.map { switches.retentionPeriod($0) }.min() ?? 604_800
+        if Double(days) * 86_400 > shortest {
+            let kept = shortest.truncatingRemainder(dividingBy: 86_400) == 0 ? "\(Int(shortest / 86_400)) days" : "\(Int(shortest)) s"
+            notes.append("the replay spans \(days) days but SensorKit keeps data \(kept) (retention, contract §8.2): a fetch late in the study returns only the last \(kept); fetch as the study goes (e.g. daily) to see all of it")
+        }
+        return notes
     }
 }
 
