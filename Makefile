@@ -18,7 +18,7 @@ FUZZ_SEED    ?= 1
 FUZZ_CASES   ?= 5000
 FUZZ_JOBS    ?= 2
 
-.PHONY: all deps slurm-deps apt-install build release demo test slurm-test golden bench bench-peers fuzz install uninstall clean
+.PHONY: all deps slurm-deps apt-install build release demo test slurm-test lua-testsuite golden bench bench-peers fuzz install uninstall clean
 
 all: build
 
@@ -64,7 +64,27 @@ test: deps
 	$(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
 	.build/debug/sensorium fuzz --cases 50 --seed $(FUZZ_SEED)
+	$(MAKE) --no-print-directory lua-testsuite
 	$(MAKE) --no-print-directory slurm-test
+
+## lua-testsuite: Lua 5.4.4's own test suite (tag v5.4.4 of github.com/lua/lua, testes/)
+## through `sensorium run`, minus the blocks contrib/lua-testsuite/removals.txt lists
+## (about 5 s). The files are taken from LUA_GIT (a clone of lua/lua) when it exists,
+## else cloned from LUA_URL into .build/lua-5.4.4; never copied into the repository.
+## Without either (offline), it says so and is skipped.
+LUA_GIT ?= /work/.mirror/lua+lua/repo
+LUA_URL ?= https://github.com/lua/lua
+LUA_TESTES := .build/lua-5.4.4/testes
+lua-testsuite:
+	$(SWIFT) build --product sensorium
+	@if [ ! -f $(LUA_TESTES)/all.lua ]; then \
+	  rm -rf .build/lua-5.4.4 && mkdir -p .build/lua-5.4.4 && \
+	  if [ -d $(LUA_GIT) ]; then git -C $(LUA_GIT) archive v5.4.4 testes | tar -x -C .build/lua-5.4.4; \
+	  else git clone -q --depth 1 --branch v5.4.4 $(LUA_URL) .build/lua-5.4.4/src 2>/dev/null && \
+	    mv .build/lua-5.4.4/src/testes .build/lua-5.4.4/; rm -rf .build/lua-5.4.4/src; fi; true; \
+	fi
+	@if [ -f $(LUA_TESTES)/all.lua ]; then sh contrib/lua-testsuite/run.sh $(LUA_TESTES) .build/debug/sensorium; \
+	else echo "lua-testsuite: skipped (Lua 5.4.4's sources are not fetchable: no $(LUA_GIT), no $(LUA_URL))"; fi
 
 ## slurm-test: start slurmctld + slurmd on localhost, run a cohort as a 3-shard array job
 ## with a dependent merge job, and compare the result byte for byte with one process's

@@ -208,6 +208,61 @@ static int sb_rep(lua_State *L) {
     return lua_tocfunction(L, lua_upvalueindex(1))(L);
 }
 
+/* Is t.__gc (raw) not nil, for the table at idx? [-0, +0] */
+static int has_raw_gc(lua_State *L, int idx) {
+    lua_pushliteral(L, "__gc");
+    int present = lua_rawget(L, idx) != LUA_TNIL;
+    lua_pop(L, 1);
+    return present;
+}
+
+/* ---- collectgarbage: only the options that leave the collector as the limits need ---- */
+
+/* Upvalues: 1 the original collectgarbage, 2 a set of the allowed options.
+ * A stock option not in the set is refused with the reason; anything else
+ * (allowed, or not an option at all) goes to the original in this frame, so
+ * its errors are stock's ("invalid option 'x'", "string expected, got table"). */
+static int sb_collectgarbage(lua_State *L) {
+    static const char *const stock[] = {"stop", "restart", "collect", "count", "step", "setpause",
+                                        "setstepmul", "isrunning", "generational", "incremental", NULL};
+    const char *opt = luaL_optstring(L, 1, "collect");
+    int allowed = lua_getfield(L, lua_upvalueindex(2), opt) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!allowed) {
+        for (int i = 0; stock[i]; i++) {
+            if (strcmp(stock[i], opt) == 0)
+                return luaL_argerror(L, 1, lua_pushfstring(L, "option '%s' is not available in protocols", opt));
+        }
+    }
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+static int make_collectgarbage(lua_State *L) {
+    luaL_argexpected(L, lua_tocfunction(L, 1) != NULL, 1, "C function");
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_pushcclosure(L, sb_collectgarbage, 2);
+    return 1;
+}
+
+/* ---- setmetatable: no finalizers ---- */
+
+/* Finalizers cannot be interrupted by the limits, so a metatable with a __gc
+ * field is refused; otherwise the original runs in this frame (stock errors,
+ * named 'setmetatable'). Upvalue 1: the original setmetatable. */
+static int sb_setmetatable(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TTABLE && has_raw_gc(L, 2))
+        return luaL_error(L, "setmetatable: __gc metamethods are not allowed in protocols (finalizers cannot be stopped)");
+    return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+static int make_setmetatable(lua_State *L) {
+    luaL_argexpected(L, lua_tocfunction(L, 1) != NULL, 1, "C function");
+    lua_settop(L, 1);
+    lua_pushcclosure(L, sb_setmetatable, 1);
+    return 1;
+}
+
 /* ---- xpcall: a stopped script's message handler does not run ---- */
 
 /* Lua runs a message handler with hooks off when the error comes from a hook
@@ -261,6 +316,10 @@ void luashim_push_sandbox_primitives(lua_State *L) {
     lua_setfield(L, -2, "wrap_format");
     lua_pushcfunction(L, make_rep);
     lua_setfield(L, -2, "wrap_rep");
+    lua_pushcfunction(L, make_collectgarbage);
+    lua_setfield(L, -2, "wrap_collectgarbage");
+    lua_pushcfunction(L, make_setmetatable);
+    lua_setfield(L, -2, "wrap_setmetatable");
     lua_pushcfunction(L, make_xpcall);
     lua_setfield(L, -2, "wrap_xpcall");
     lua_getglobal(L, "next");

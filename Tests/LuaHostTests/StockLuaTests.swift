@@ -116,6 +116,21 @@ final class StockLuaTests: XCTestCase {
             """)
     }
 
+    /// The sandbox's setmetatable and collectgarbage raise stock errors for what
+    /// they do not refuse (Lua 5.4.4's errors.lua checks these messages).
+    func testWrappedBaseFunctionsRaiseStockErrors() throws {
+        try assertSameAsStock("""
+            print(pcall(collectgarbage, "nooption"))
+            print(pcall(collectgarbage, {}))
+            print(select(2, pcall(load("collectgarbage('nooption')", "=script"))))
+            print(select(2, pcall(load("return string.gsub('s', 's', setmetatable)", "=script"))))
+            print(pcall(setmetatable, 1, {}))
+            print(pcall(setmetatable, {}, 1))
+            print(pcall(setmetatable, setmetatable({}, {__metatable = 1}), {}))
+            print(collectgarbage(nil), collectgarbage("step", 0) ~= nil)
+            """)
+    }
+
     /// The stoppable matcher (CLuaShim/pattern.c) gives stock results and errors.
     func testPatternMatchingIsStock() throws {
         try assertSameAsStock(#"""

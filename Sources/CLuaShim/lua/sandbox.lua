@@ -122,37 +122,15 @@ G.load = function(chunk, name, mode, ...)
   return raw_load(chunk, name, "t")
 end
 
--- A value's type as stock's argument errors name it (luaL_typeerror): its metatable's
--- string __name when it has one.
-local function typename_of(v)
-  local mt = debug_getmetatable(v)
-  local name = type(mt) == "table" and rawget(mt, "__name")
-  if type(name) == "string" then return name end
-  return type(v)
-end
+-- Finalizers cannot be interrupted by the limits, so scripts may not set them
+-- (sandboxlib.c: the original runs in the wrapper's frame, stock errors).
+G.setmetatable = host.wrap_setmetatable(raw_setmetatable)
 
--- Finalizers cannot be interrupted by the limits, so scripts may not set them.
-G.setmetatable = function(...)
-  local t, mt = ...
-  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
-    error("setmetatable: __gc metamethods are not allowed in protocols (finalizers cannot be stopped)", 2)
-  end
-  -- Stock's argument checks, so that its messages name `setmetatable` at the caller's line.
-  if type(t) ~= "table" then error(format("bad argument #1 to 'setmetatable' (table expected, got %s)", select("#", ...) == 0 and "no value" or typename_of(t)), 2) end
-  if mt ~= nil and type(mt) ~= "table" then error("bad argument #2 to 'setmetatable' (nil or table expected, got " .. typename_of(mt) .. ")", 2) end
-  return raw_setmetatable(t, mt)
-end
-
+-- collectgarbage only with the options that leave the collector as the limits
+-- need it (see sandboxlib.c; stock errors for anything else).
 local gc_allowed = {}
 for _, o in ipairs(host.gc_options) do gc_allowed[o] = true end
-G.collectgarbage = function(opt, ...)
-  if opt == nil then opt = "collect" end
-  if not gc_allowed[opt] then
-    local shown = type(opt) == "string" and opt or tostring(opt)
-    error("bad argument #1 to 'collectgarbage' (option '" .. shown .. "' is not available in protocols)", 2)
-  end
-  return raw_collectgarbage(opt, ...)
-end
+G.collectgarbage = host.wrap_collectgarbage(raw_collectgarbage, gc_allowed)
 
 -- 4. The protocol's own library tables; the originals stay with the host.
 local libraries = { "string", "table", "math", "os", "coroutine", "utf8", "debug" }
