@@ -92,10 +92,18 @@ static void stop_hook(lua_State *L, lua_Debug *ar) {
     raise_stop(L, 0); /* inside a hook, level 0 is the Lua function being run */
 }
 
-/* Raises the stop in force, prefixed with the position of stack level `level`. */
+/* Raises the stop in force, prefixed with the position of stack level `level`,
+ * or of the first level above it that runs Lua code (a stop raised in a C
+ * function that a C function called, as table.sort's comparisons, names the
+ * script's line). */
 static void raise_stop(lua_State *L, int level) {
     luashim_host *h = gethost(L);
     char size[32];
+    lua_Debug ar;
+    for (int l = level; lua_getstack(L, l, &ar); l++) {
+        lua_getinfo(L, "l", &ar);
+        if (ar.currentline > 0) { level = l; break; }
+    }
     luaL_where(L, level);
     switch (h->stop) {
     case LUASHIM_STOP_BUDGET:
@@ -415,6 +423,7 @@ static int openlibs_protected(lua_State *L) {
     luaL_openlibs(L);
     lua_getglobal(L, "string");
     luashim_install_patterns(L);
+    luashim_install_stoppable(L);
     lua_pop(L, 1);
     lua_pushliteral(L, "not enough memory (a host function exceeded the memory limit)");
     h->overshoot_msg_ref = luaL_ref(L, LUA_REGISTRYINDEX);

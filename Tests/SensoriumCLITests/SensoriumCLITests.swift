@@ -310,4 +310,32 @@ final class SensoriumCLITests: XCTestCase {
         XCTAssertNotEqual(result.status, 0)
         XCTAssertTrue(result.stderr.hasPrefix("loop.lua:2: stopped: time limit of 300 ms exceeded"), result.stderr)
     }
+
+    /// Library functions whose running time a script chooses, each of which would run
+    /// for hours (or until the memory cap, seconds later) inside one C call where no hook
+    /// fires: the time limit stops them all (CLuaShim/stoppable.c, pattern.c).
+    func testTimeLimitHoldsInsideLibraryCalls() throws {
+        let cases = [
+            // a border of 2^62 with no elements: insert and remove shift every slot below it
+            "local t = setmetatable({}, {__len = function() return 1 << 62 end})\ntable.insert(t, 1, 0)",
+            "local t = setmetatable({}, {__len = function() return 1 << 62 end})\ntable.remove(t, 1)",
+            "local t = {}\ntable.move(t, 1, math.maxinteger - 1, 2)",
+            // a C function as __index: concat grows one byte per element, in C
+            "local t = setmetatable({}, {__index = rawlen})\ntable.concat(t, '', 1, math.maxinteger)",
+            // 2^31 - 2 elements read and written through C metamethods: hours of comparisons
+            "local t = setmetatable({}, {__len = function() return (1 << 31) - 2 end, __index = rawlen, __newindex = rawlen})\ntable.sort(t)",
+            "local t = setmetatable({}, {__len = function() return (1 << 31) - 2 end, __index = rawlen, __newindex = rawlen})\ntable.sort(t, math.ult)",
+        ]
+        for (i, source) in cases.enumerated() {
+            try write("lib\(i).lua", source + "\n")
+            let result = try sensorium(["run", "--time-limit", "0.5", "lib\(i).lua"], timeout: 60)
+            XCTAssertNotEqual(result.status, 0, source)
+            XCTAssertTrue(result.stderr.hasPrefix("lib\(i).lua:2: stopped: time limit of 500 ms exceeded"), "\(source)\n\(result.stderr)")
+        }
+        // string.rep of an empty string: stock copies zero bytes n times; the result is at once "".
+        try write("rep.lua", "print(#string.rep('', math.maxinteger), #string.rep('', math.maxinteger, ''), #string.rep('ab', 3, ''))\n")
+        let rep = try sensorium(["run", "--time-limit", "5", "rep.lua"], timeout: 60)
+        XCTAssertEqual(rep.status, 0, rep.stderr)
+        XCTAssertEqual(rep.stdout, "0\t0\t6\n")
+    }
 }

@@ -59,8 +59,12 @@ void luashim_close(lua_State *L);
 /* Replaces find, match, gmatch and gsub in the table on top by the stoppable
  * matcher of pattern.c (same results and errors as Lua 5.4.4's). [-0, +0] */
 void luashim_install_patterns(lua_State *L);
+/* Replaces table.insert/remove/move/concat/sort (in the global `table`) and
+ * rep in the table on top (the string library) by versions of stoppable.c
+ * that the limits can stop (same results and errors as Lua 5.4.4's). [-0, +0] */
+void luashim_install_stoppable(lua_State *L);
 /* Opens the standard libraries inside a protected call (with the stoppable
- * pattern functions); returns a Lua status. */
+ * pattern and library functions); returns a Lua status. */
 int luashim_openlibs(lua_State *L);
 /* An opaque pointer the embedder keeps with the state (Swift's LuaState object). */
 void luashim_set_context(lua_State *L, void *context);
