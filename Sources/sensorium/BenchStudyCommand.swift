@@ -261,10 +261,9 @@ struct WeekFigures {
             for i in 0..<b.count {
                 let t = b.times[i]
                 if !(t >= validFrom && t < validUntil) {
-                    let date = Date(timeIntervalSince1970: t)
-                    offset = Double(timeZone.secondsFromGMT(for: date))
+                    offset = LocalTime.offset(at: t, timeZone)
                     validFrom = t
-                    validUntil = min(timeZone.nextDaylightSavingTimeTransition(after: date)?.timeIntervalSince1970 ?? .infinity, t + 86_400)
+                    validUntil = min(LocalTime.nextTransition(after: t, timeZone), t + 86_400)
                 }
                 let local = t + offset
                 let h = Int((local / 3_600).rounded(.down))

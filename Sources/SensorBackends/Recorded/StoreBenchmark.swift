@@ -95,7 +95,7 @@ public enum StoreBenchmark {
         var dayKey = Int.min
         var day: [Double] = []
         day.reserveCapacity(4_400_000)
-        var offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: start)))
+        var offset = LocalTime.offset(at: start, timeZone)
         var offsetValidUntil = start + 3_600
         func closeDay() {
             guard !day.isEmpty else { return }
@@ -114,7 +114,7 @@ public enum StoreBenchmark {
             for i in 0..<b.count {
                 let ti = times[i]
                 if ti >= offsetValidUntil {
-                    offset = Double(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: ti)))
+                    offset = LocalTime.offset(at: ti, timeZone)
                     offsetValidUntil = (ti / 3_600).rounded(.down) * 3_600 + 3_600
                 }
                 let local = ti + offset
