@@ -112,6 +112,47 @@ static int sb_ipairs(lua_State *L) {
     return 3;
 }
 
+/* ---- tostring: stock, with numbered identities instead of addresses ---- */
+
+/* tostring(v) as stock Lua's luaL_tolstring, except that NaN prints as "nan"
+ * and a table, userdata, function or thread without __tostring is named by
+ * the sandbox's identify(v, typename) (upvalue 1: "table: 1", in order of
+ * first appearance) instead of by its address. A string __name names the type,
+ * as in stock Lua. */
+static int sb_tostring(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_settop(L, 1);
+    int t = lua_type(L, 1);
+    if (t == LUA_TNUMBER && !lua_isinteger(L, 1) && isnan(lua_tonumber(L, 1))) {
+        lua_pushliteral(L, "nan");                        /* numbers have no metatable in protocols */
+        return 1;
+    }
+    if (t != LUA_TTABLE && t != LUA_TUSERDATA && t != LUA_TFUNCTION && t != LUA_TTHREAD) {
+        luaL_tolstring(L, 1, NULL);
+        return 1;
+    }
+    if (luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL) {
+        lua_pop(L, 1);
+        luaL_tolstring(L, 1, NULL);
+        return 1;
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    if (luaL_getmetafield(L, 1, "__name") != LUA_TSTRING) {
+        if (lua_gettop(L) > 3) lua_pop(L, 1);              /* a __name that is not a string */
+        lua_pushstring(L, luaL_typename(L, 1));
+    }
+    lua_call(L, 2, 1);
+    return 1;
+}
+
+static int make_tostring(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_settop(L, 1);
+    lua_pushcclosure(L, sb_tostring, 1);
+    return 1;
+}
+
 /* ---- string.format: no addresses, one spelling of NaN ---- */
 
 /* Pushes what %p shows for the value at idx: its offset in the deterministic
@@ -312,6 +353,8 @@ static int make_rep(lua_State *L) {
 }
 
 void luashim_push_sandbox_primitives(lua_State *L) {
+    lua_pushcfunction(L, make_tostring);
+    lua_setfield(L, -2, "wrap_tostring");
     lua_pushcfunction(L, make_format);
     lua_setfield(L, -2, "wrap_format");
     lua_pushcfunction(L, make_rep);

@@ -107,6 +107,7 @@ public final class LuaClass<Object: AnyObject> {
             return
         }
         state.classes[ObjectIdentifier(self)] = 1
+        for (methodName, _) in methods { state.noteHostFunction("\(name):\(methodName)") }
         // The methods table, also consulted by __index.
         lua_createtable(L, 0, Int32(methods.count))
         for (methodName, body) in methods {

@@ -34,6 +34,10 @@ public final class LuaState {
     public private(set) var limits: LuaLimits
     /// Where `print` writes. Default: standard output.
     public var output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    /// When set, where `print` writes its line's bytes unchanged (non-UTF-8 bytes
+    /// included, as stock Lua does); otherwise `output` gets the line as text, with
+    /// invalid UTF-8 as U+FFFD (a study run's output is text: it goes into reports).
+    public var outputBytes: (([UInt8]) -> Void)?
     /// The clock behind `os.time`, `os.clock` and `os.date`.
     public var clock: any HostClock = FixedClock()
     /// Options the sandbox was installed with (nil: no sandbox).
@@ -48,6 +52,14 @@ public final class LuaState {
     private var keptAlive: [AnyObject] = []
 
     func keepAlive(_ object: AnyObject) { keptAlive.append(object) }
+
+    /// Every host function registered in this state, named as a script reaches it
+    /// (`study`, `sensorkit.reader`, `SRSensorReader:fetch`, `SampleSet.__len`), in
+    /// registration order. The hostile-arguments test drives each.
+    public private(set) var hostFunctions: [String] = []
+
+    /// Notes a host function in `hostFunctions`.
+    func noteHostFunction(_ name: String) { hostFunctions.append(name) }
 
     /// Creates a state, opens the standard libraries, and installs the sandbox
     /// unless `sandbox` is nil. Throws when the state cannot be created.
@@ -333,6 +345,7 @@ public final class LuaState {
 
     /// Registers a Swift closure as the global function `name`.
     public func register(_ name: String, _ function: @escaping LuaFunction) {
+        noteHostFunction(name)
         pushFunction(function)
         lua_setglobal(L, name)
     }
@@ -354,6 +367,7 @@ public final class LuaState {
 
     /// Registers `functions` as the global table `name`.
     public func registerModule(_ name: String, _ functions: [(String, LuaFunction)]) {
+        for (function, _) in functions { noteHostFunction(name + "." + function) }
         pushModule(functions)
         lua_setglobal(L, name)
     }

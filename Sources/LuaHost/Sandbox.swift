@@ -52,8 +52,12 @@ public enum Sandbox {
             lua_setfield(L, -2, name)
         }
         field("write") { call in
-            let text = try call.string(1)
-            call.state.output(text)
+            guard lua_type(call.L, 1) == LUA_TSTRING else { throw call.argumentError(1, expected: "string") }
+            if let write = call.state.outputBytes {
+                write(LuaState.readBytes(call.L, 1))
+            } else {
+                call.state.output(LuaState.readString(call.L, 1))
+            }
             return 0
         }
         // os.clock: the clock's elapsed time plus one microsecond per call, so that

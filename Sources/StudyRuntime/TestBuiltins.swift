@@ -5,12 +5,17 @@ extension Bindings {
     /// Builtins that exist only to test the golden runner, never in normal runs:
     /// with SENSORIUM_TEST_BUILTINS=1, `__test.pid()` returns the process id, which
     /// differs between two runs, so `sensorium test` must flag the output as
-    /// non-deterministic.
+    /// non-deterministic; `__test.hostFunctions()` lists the state's host functions.
     func installTestBuiltins() {
         guard ProcessInfo.processInfo.environment["SENSORIUM_TEST_BUILTINS"] == "1" else { return }
         run.state.registerModule("__test", [
             ("pid", { call in
                 call.push(Int64(ProcessInfo.processInfo.processIdentifier))
+                return 1
+            }),
+            // The state's registry of host functions (HostileArgumentsTests drives each).
+            ("hostFunctions", { call in
+                call.push(.array(call.state.hostFunctions.map { .string($0) }))
                 return 1
             }),
         ])

@@ -94,6 +94,11 @@ final class OutputBuffer {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    func write(bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
     func flush() {
         guard !buffer.isEmpty else { return }
         handle.write(Data(buffer))

@@ -134,6 +134,7 @@ struct RunCommand: ParsableCommand {
         do {
             let state = try LuaState(limits: lua.limits, sandbox: SandboxOptions(moduleDirectories: dirs, seed: lua.seed))
             state.output = { output.write($0) }
+            state.outputBytes = { output.write(bytes: $0) }       // print's bytes unchanged, as lua5.4's
             try state.executeFile(script, arguments: arguments.map { .string($0) })
             output.flush()
         } catch let error as LuaError {

@@ -8,6 +8,8 @@ final class SensoriumCLITests: XCTestCase {
         var status: Int32
         var stdout: String
         var stderr: String
+        /// Standard output's bytes, as written.
+        var stdoutBytes = Data()
     }
 
     /// The built `sensorium`, found beside the test bundle (the same build folder).
@@ -106,7 +108,7 @@ final class SensoriumCLITests: XCTestCase {
         let stderr = try Data(contentsOf: errURL)
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+                      stderr: String(decoding: stderr, as: UTF8.self), stdoutBytes: stdout)
     }
 
     func assertContains(_ text: String, _ part: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -300,6 +302,26 @@ final class SensoriumCLITests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("store.sqlite").path))
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+    }
+
+    /// `print` writes a script's bytes as they are, as stock lua5.4 does (not U+FFFD).
+    func testPrintWritesNonUTF8BytesAsStockLua() throws {
+        let source = #"print("caf\233", "\255\0\254", ("\192"):rep(3)) print(#"\233")"# + "\n"
+        try write("bytes.lua", source)
+        let script = folder.appendingPathComponent("bytes.lua").path
+        let result = try sensorium(["run", "bytes.lua"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let stock = Process()
+        stock.executableURL = URL(fileURLWithPath: "/usr/bin/lua5.4")
+        stock.arguments = [script]
+        let pipe = Pipe()
+        stock.standardOutput = pipe
+        try stock.run()
+        let expected = pipe.fileHandleForReading.readDataToEndOfFile()
+        stock.waitUntilExit()
+        XCTAssertEqual(Array(expected), Array("caf".utf8) + [0xE9, 0x09, 0xFF, 0x00, 0xFE, 0x09, 0xC0, 0xC0, 0xC0, 0x0A]
+                       + Array("1\n".utf8), "stock lua5.4's bytes")
+        XCTAssertEqual(Array(result.stdoutBytes), Array(expected))
     }
 
     func testTimeLimitFlagStopsARunawayScript() throws {

@@ -49,7 +49,8 @@ final class ProtocolHarness {
     /// Runs `source` as `protocol.lua` (with `scenario` as `scenario.lua` when given).
     /// With `stdlib`, the project's `stdlib/` folder is on the module path too.
     func run(_ source: String, scenario: String? = nil, days: Int? = 3, participants: Int? = 1,
-             seed: Int64 = 42, start: String? = nil, file: String = "protocol.lua", stdlib: Bool = false) throws -> Outcome {
+             seed: Int64 = 42, start: String? = nil, file: String = "protocol.lua", stdlib: Bool = false,
+             timeLimitMilliseconds: Int = 0) throws -> Outcome {
         let path = try write(file, source)
         var options = StudyOptions(protocolPath: path,
                                    moduleDirectories: [folder.path] + (stdlib ? [ProtocolHarness.stdlibFolder] : []))
@@ -58,8 +59,8 @@ final class ProtocolHarness {
         options.participants = participants
         options.seed = seed
         options.start = start
-        // No wall-clock limit: results must not depend on how busy the machine is.
-        options.limits.timeLimitMilliseconds = 0
+        // No wall-clock limit by default: results must not depend on how busy the machine is.
+        options.limits.timeLimitMilliseconds = timeLimitMilliseconds
         let runner = StudyRunner(options: options)
         let buffer = OutputCollector()
         try runner.run { buffer.text += $0 }

@@ -144,7 +144,8 @@ void luashim_push_sorted_iterators(lua_State *L);
 int luashim_close_light_functions(lua_State *L);
 /* Sets the sandbox's C primitives as fields of the table on top: pairs,
  * ipairs, wrap_format(original, tostring), wrap_rep(original), wrap_xpcall(original),
- * wrap_collectgarbage(original, allowed options as a set), wrap_setmetatable(original). [-0, +0] */
+ * wrap_collectgarbage(original, allowed options as a set), wrap_setmetatable(original),
+ * wrap_tostring(identify). [-0, +0] */
 void luashim_push_sandbox_primitives(lua_State *L);
 /* The sandbox bootstrap (lua/sandbox.lua, embedded at build time). */
 const char *luashim_sandbox_source(size_t *size);

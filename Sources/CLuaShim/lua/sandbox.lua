@@ -69,27 +69,9 @@ local function identify(v, t)
   return t .. ": " .. id
 end
 
--- tostring as stock Lua's, with numbered identities instead of addresses and one NaN.
-G.tostring = function(...)
-  if select("#", ...) == 0 then error("bad argument #1 to 'tostring' (value expected)", 2) end
-  local v = ...
-  local t = type(v)
-  if t == "number" then
-    if v ~= v then return "nan" end
-    return raw_tostring(v)
-  elseif t == "table" or t == "userdata" then
-    local mt = debug_getmetatable(v)
-    if mt then
-      if rawget(mt, "__tostring") ~= nil then return raw_tostring(v) end
-      local name = rawget(mt, "__name")
-      if type(name) == "string" then return identify(v, name) end
-    end
-    return identify(v, t)
-  elseif t == "function" or t == "thread" then
-    return identify(v, t)
-  end
-  return raw_tostring(v)
-end
+-- tostring as stock Lua's, with numbered identities instead of addresses and one
+-- NaN (sandboxlib.c; a C function, at stock speed).
+G.tostring = host.wrap_tostring(identify)
 local tostring = G.tostring
 
 G.print = function(...)
