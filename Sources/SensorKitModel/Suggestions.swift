@@ -32,16 +32,17 @@ public enum Suggestions {
         guard !lowered.isEmpty else { return [] }
         var scored: [(distance: Int, index: Int, value: String)] = []
         var seen = Set<String>()
-        let nameLength = lowered.unicodeScalars.count
+        // Lengths once, not per candidate: a name can be a megabyte string from a script.
+        let nameLength = lowered.unicodeScalars.count, nameCount = name.count, loweredCount = lowered.count
         for (index, candidate) in candidates.enumerated() where !seen.contains(candidate) {
             seen.insert(candidate)
-            let threshold = max(2, max(name.count, candidate.count) / 3)
+            let threshold = max(2, max(nameCount, candidate.count) / 3)
             let lc = candidate.lowercased()
             // The distance is at least the difference in length: a name far longer than a
             // candidate (a megabyte string from a script) skips the quadratic distance.
             let gap = abs(nameLength - lc.unicodeScalars.count)
             let d = gap > threshold ? gap : editDistance(name, candidate)
-            let contains = lowered.count >= 4 && (lc.contains(lowered) || lowered.contains(lc))
+            let contains = loweredCount >= 4 && (lc.contains(lowered) || lowered.contains(lc))
             if d <= threshold || contains {
                 scored.append((contains && d > threshold ? threshold + 1 : d, index, candidate))
             }
