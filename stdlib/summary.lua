@@ -2,7 +2,7 @@
 --
 --   local summary = require "summary"
 --   local light = reader:samples { device = phone, from = a, to = b }
---   for _, d in ipairs(summary.timeAbove(light, 1000)) do print(d.day, d.minutes) end
+--   for _, d in ipairs(summary.timeAbove(light, 1000, 10)) do print(d.day, d.minutes) end
 --
 -- Every function takes SampleSets (from reader:samples) and returns a list of rows in
 -- time order, e.g. { { day = "2026-03-02", steps = 8312, ... }, ... }. Per-sample work
@@ -60,38 +60,71 @@ function M.completeness(set, from, to)
   return out
 end
 
--- Hours the watch was worn on each local day in [from, to), from onWristState records
--- (one per wear change): { day, hours }. Before the first record the state is unknown
--- and counted as not worn.
+-- Seconds of [a, b) covered by a list of intervals { { start, stop }, ... }.
+function M.overlap(intervals, a, b)
+  local n = 0
+  for _, iv in ipairs(intervals) do
+    local s, e = math.max(iv[1], a), math.min(iv[2], b)
+    if e > s then n = n + (e - s) end
+  end
+  return n
+end
+
+-- When a watch was worn in [from, to), from its onWristState records (SRWristDetection):
+-- { worn = { {start, stop}, ... }, off = { {start, stop}, ... }, hours = hours worn }. This is
+-- the one reading of wear in the stdlib; wearTime and the protocols build on it. `wrist`
+-- is a SampleSet of the records, or the onWristState reader: then the watch's records
+-- from 3 days before `from` to 3 hours past `to` are fetched (nil when the sensor is not
+-- authorized; no watch with data: off all the time).
 --
--- A change counts at the time it happened: the record's onWristDate (put on) or
--- offWristDate (taken off). The record itself is written when the watch next syncs,
--- an hour or more later, so fetch `wrist` up to a few hours past `to`. Records without
--- those fields (watchOS before 16.4) fall back to the write time.
-function M.wearTime(wrist, from, to)
-  local changes = {}                         -- every record (no cap): wear changes are a few per day
-  for r in wrist:rows() do changes[#changes + 1] = r end
-  local function changedAt(c)
-    if c.onWrist then return c.onWristDate or c.time end
-    return c.offWristDate or c.time
+-- Each record carries when the latest on-wrist and off-wrist periods began (onWristDate,
+-- offWristDate, iOS 16.4), so every record dates two changes, also ones before the
+-- records at hand; before 16.4 a record only says the state from its write time on. The
+-- record itself is written when the watch next syncs, an hour or more after the change,
+-- so fetch `wrist` from well before `from` (a few days) to a few hours past `to`.
+-- Time before the first known change is neither worn nor off (unknown). Every record is
+-- read (no cap).
+function M.wear(wrist, from, to)
+  if tostring(wrist):find("^SRSensorReader") then
+    if wrist.authorizationStatus ~= "authorized" then return nil end
+    local watch = wrist:devices()[1]
+    if not watch then return { worn = {}, off = { { from, to } }, hours = 0 } end
+    wrist = wrist:samples { device = watch, from = from - 3 * 86400, to = math.min(to + 3 * 3600, time.now()) }
   end
-  local days = time.daysBetween(from, to)
-  local worn = {}
-  for _, d in ipairs(days) do worn[d.day] = 0 end
-  local function add(a, b)                   -- credit [a, b) to the days it overlaps
-    for _, d in ipairs(days) do
-      local s, e = math.max(a, d.start), math.min(b, d.stop)
-      if e > s then worn[d.day] = worn[d.day] + (e - s) end
-    end
+  local changes = {}
+  for r in wrist:rows() do
+    if r.onWristDate then changes[#changes + 1] = { t = r.onWristDate, on = true } end
+    if r.offWristDate then changes[#changes + 1] = { t = r.offWristDate, on = false } end
+    if not r.onWristDate and not r.offWristDate then changes[#changes + 1] = { t = r.time, on = r.onWrist } end
   end
+  table.sort(changes, function(a, b)
+    if a.t ~= b.t then return a.t < b.t end
+    return not a.on and b.on                 -- the same instant: off first
+  end)
+  local out = { worn = {}, off = {}, hours = 0 }
   for i, c in ipairs(changes) do
-    if c.onWrist then
-      local stop = changes[i + 1] and changedAt(changes[i + 1]) or to
-      add(math.max(changedAt(c), from), math.min(stop, to))
+    local s = math.max(c.t, from)
+    local e = math.min(changes[i + 1] and changes[i + 1].t or to, to)
+    if e > s then
+      local list = c.on and out.worn or out.off
+      local last = list[#list]
+      if last and last[2] == s then last[2] = e else list[#list + 1] = { s, e } end
+      if c.on then out.hours = out.hours + (e - s) / 3600 end
     end
   end
+  return out
+end
+
+-- Hours the watch was worn on each local day in [from, to), from onWristState records
+-- (summary.wear: a reader, or records from days before `from` to hours past `to`): { day, hours }.
+function M.wearTime(wrist, from, to)
+  local wear = M.wear(wrist, from, to)
+  if not wear then return nil end
+  local worn = wear.worn
   local out = {}
-  for _, d in ipairs(days) do out[#out + 1] = { day = d.day, hours = worn[d.day] / 3600 } end
+  for _, d in ipairs(time.daysBetween(from, to)) do
+    out[#out + 1] = { day = d.day, hours = M.overlap(worn, d.start, d.stop) / 3600 }
+  end
   return out
 end
 
@@ -99,10 +132,15 @@ end
 -- Light exposure
 ------------------------------------------------------------------------------
 
--- Minutes per local day with lux above a threshold. Ambient light is sampled every
--- `period` seconds while the screen is on (default: the catalogue's nominal period).
+-- Minutes per local day with lux above a threshold: readings above it × `period`, the
+-- seconds each reading stands for. Ambient light is read every few seconds only while
+-- the screen is on, and the rate differs between devices and recordings, so `period`
+-- is required (sensorkit.info("ambientLightSensor").nominalPeriod is the simulator's).
 function M.timeAbove(light, threshold, period)
-  period = period or sensorkit.info("ambientLightSensor").nominalPeriod or 10
+  if type(period) ~= "number" or period <= 0 then
+    error("summary.timeAbove(light, threshold, period): period must be the seconds each reading stands for, got "
+      .. tostring(period) .. " (the simulator's is sensorkit.info(\"ambientLightSensor\").nominalPeriod)", 2)
+  end
   local out = {}
   for _, g in ipairs(light:distinct():where("lux", ">", threshold):byDay():count()) do
     out[#out + 1] = { day = g.key, minutes = g.value * period / 60 }
@@ -277,16 +315,22 @@ end
 -- Heart rate
 ------------------------------------------------------------------------------
 
--- Per local day: resting heart rate (10th percentile of the day's 1 Hz estimates, a
--- common wearable proxy), active heart rate (90th percentile), mean and hours of data.
+-- Per local day: resting heart rate (10th percentile of the day's estimates, a common
+-- wearable proxy), active heart rate (90th percentile), mean, the number of estimates and
+-- hours of data: the minutes holding at least one estimate, / 60 (the watch estimates
+-- at 1 Hz only while it measures continuously, so counts do not make time).
 function M.heartRate(hr)
-  local out = hr:distinct():byDay():summarize {
+  hr = hr:distinct()
+  local out = hr:byDay():summarize {
     resting = { "quantile", "heartRate", 0.1 }, active = { "quantile", "heartRate", 0.9 },
     mean = { "mean", "heartRate" }, estimates = { "count", "heartRate" },
   }
-  for _, d in ipairs(out) do
-    d.hours, d.estimates = d.estimates / 3600, nil
+  local minutes = {}
+  for _, g in ipairs(hr:byWindow(60):count()) do
+    local day = time.day(g.start)
+    minutes[day] = (minutes[day] or 0) + 1
   end
+  for _, d in ipairs(out) do d.hours = (minutes[d.day] or 0) / 60 end
   return out
 end
 

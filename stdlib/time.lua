@@ -45,6 +45,20 @@ function M.daysBetween(from, to)
   return out
 end
 
+-- The latest local day entirely past SensorKit's hold at `now`: { day, start, stop } of the
+-- last day whose data, written up to `margin` after the day ends (default 1 hour: the
+-- watch syncs late, a report is written when its window closes), had been written `hold`
+-- before `now` (default 24 hours; face metrics hold 7.5 days). At 09:00 that is the day
+-- before yesterday. Nil when that day begins before the study does.
+function M.releasedDay(now, margin, hold)
+  now = now or core.now()
+  local released = now - (hold or 86400) - (margin or 3600)
+  local d = M.daysBetween(released - 1, released)[1]
+  if d.stop > released then d = M.daysBetween(d.start - 1, d.start)[1] end
+  if d.start < core.startOfDay(core.studyStart()) then return nil end
+  return d
+end
+
 -- ISO 8601 week number and weekday (1 = Monday … 7 = Sunday) of a time, local.
 function M.week(t) return tonumber(os.date("%V", t or core.now())) end
 function M.weekday(t) return tonumber(os.date("%u", t or core.now())) end

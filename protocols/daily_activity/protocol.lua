@@ -30,6 +30,7 @@ local summary = require "summary"
 local time = require "time"
 local expect = require "expect"
 local plot = require "plot"
+local stats = require "stats"
 
 local MORNING = "07:00"
 
@@ -48,21 +49,11 @@ local week = report.table("participant_summary", {
   formats = { mean_steps = "%.0f", mean_km = "%.2f", mean_floors = "%.1f", mean_brisk_min = "%.0f", IS = "%.2f", IV = "%.2f" },
 })
 
-local steps = sensorkit.reader "pedometerData"
+local steps = sensors.pedometerData       -- study{} asks for it and records it once granted
 local revokedAt
 steps.delegate = {
-  didChangeAuthorizationStatus = function(reader, status)
-    if status == "authorized" then
-      reader:startRecording()
-    elseif revokedAt == nil and status == "denied" then
-      revokedAt = time.now()
-      log.warn("pedometer access is now %s: no more daily totals", status)
-    end
-  end,
+  didChangeAuthorizationStatus = function(_, status) if status == "denied" then revokedAt = revokedAt or time.now() end end,
 }
-sensorkit.requestAuthorization({ "pedometerData" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
 
 -- Pedometer records of local day d (a record counts on the day its first step was taken).
 -- Records are written a few seconds after each 2.5-minute bin, so writes up to 10 minutes
@@ -84,14 +75,13 @@ local hourly = { values = {}, n = 0 }        -- steps per clock hour of the comp
 
 schedule.daily(MORNING, function(now)
   if steps.authorizationStatus ~= "authorized" then return end
-  local today = time.startOfDay(now)
-  local yesterday = time.daysBetween(today - hours(12), today)[1]
-  local before = time.daysBetween(yesterday.start - hours(12), yesterday.start)[1]
+  local yesterday = time.daysBetween(time.startOfDay(now) - 1, time.startOfDay(now))[1]
+  local before = time.releasedDay(now, minutes(10))   -- the latest complete day, or nil
   local released = now - hours(24)             -- the holding period
   local row = { morning = time.format(now), yesterday = yesterday.day, released_until = time.format(released, "%H:%M") }
   row.released_pct = 100 * math.max(0, released - yesterday.start) / (yesterday.stop - yesterday.start)
   row.steps_so_far = totals(dayRecords(yesterday, released))
-  if before.start >= time.studyStart() then
+  if before then
     local s, km, floors, brisk = totals(dayRecords(before, released))
     row.complete_day, row.steps, row.km, row.floors, row.brisk_min = before.day, s, km, floors, brisk
     local hoursLong = (before.stop - before.start) / 3600
@@ -125,10 +115,8 @@ schedule.at(time.studyEnd(), function()
   plot.actogram("actogram", quarters, { from = time.studyStart(), to = time.startOfDay(time.now() - hours(24)),
                                         bin = minutes(15), empty = 0, title = "Steps per 15 minutes (double-plotted)",
                                         ylabel = "steps", unit = "steps" })
-  local n, sums = #completeDays, { steps = 0, km = 0, floors = 0, brisk = 0 }
-  for _, d in ipairs(completeDays) do
-    for k in pairs(sums) do sums[k] = sums[k] + d[k] end
-  end
+  local n = #completeDays
+  local function mean(key) return stats.mean(stats.column(completeDays, key)) end
   -- Rest-activity rhythm of the hourly steps (Van Someren et al. 1999): interdaily stability and
   -- intradaily variability, and the clock hours the most active 10 and least active 5 hours start.
   local rhythm = hourly.n >= 48 and summary.circadian(hourly) or {}
@@ -136,8 +124,7 @@ schedule.at(time.studyEnd(), function()
     complete_days = n, status = steps.authorizationStatus, IS = rhythm.IS, IV = rhythm.IV,
     M10_start = rhythm.M10start and string.format("%02d:00", rhythm.M10start),
     L5_start = rhythm.L5start and string.format("%02d:00", rhythm.L5start),
-    mean_steps = n > 0 and sums.steps / n or nil, mean_km = n > 0 and sums.km / n or nil,
-    mean_floors = n > 0 and sums.floors / n or nil, mean_brisk_min = n > 0 and sums.brisk / n or nil,
+    mean_steps = mean("steps"), mean_km = mean("km"), mean_floors = mean("floors"), mean_brisk_min = mean("brisk"),
     note = revokedAt and ("revoked " .. time.format(revokedAt) .. "; later days not available") or nil,
   }
   if revokedAt then
@@ -146,7 +133,7 @@ schedule.at(time.studyEnd(), function()
     expect.equal(err.code, sensorkit.errors.noAuthorization, "fetch error after revocation")
   else
     expect.equal(n, 12, "complete days (14 study days minus the last two, still held)")
-    expect.between(sums.steps / n, 3000, 15000, "mean daily steps")
+    expect.between(mean("steps"), 3000, 15000, "mean daily steps")
   end
 end)
 

@@ -52,16 +52,13 @@ local overview = report.table("participant_summary", {
   formats = { data_pct = "%.0f" },
 })
 
-local readers, tombstones = {}, {}
-for _, name in ipairs(SENSORS) do
-  readers[name] = sensorkit.reader(name)
-  tombstones[name] = sensorkit.reader(name .. ".tombstones")
-end
-local wrist = sensorkit.reader "onWristState"
+local readers, tombstones = sensors, {}    -- study{} asks for every declared sensor and records it once granted
+for _, name in ipairs(SENSORS) do tombstones[name] = sensorkit.reader(name .. ".tombstones") end
+local wrist = sensors.onWristState
 
 -- Consent: every status change is logged; the first answer is the sheet's, later ones Settings'.
 local answered, revokedAt = {}, {}
-local function watchConsent(reader)
+for _, reader in pairs(sensors) do
   reader.delegate = {
     didChangeAuthorizationStatus = function(r, status)
       local note
@@ -72,41 +69,8 @@ local function watchConsent(reader)
       end
       answered[r.sensor] = true
       consentLog:row { at = time.format(time.now()), sensor = r.sensor, status = status, note = note }
-      if status == "authorized" then r:startRecording() end
     end,
   }
-end
-for _, name in ipairs(SENSORS) do watchConsent(readers[name]) end
-watchConsent(wrist)
-sensorkit.requestAuthorization({ "heartRate", "onWristState", "deviceUsageReport", "pedometerData" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
-
--- Seconds of [a, b) covered by a list of intervals { {s, e}, ... }.
-local function covered(intervals, a, b)
-  local n = 0
-  for _, iv in ipairs(intervals) do
-    local s, e = math.max(iv[1], a), math.min(iv[2], b)
-    if e > s then n = n + (e - s) end
-  end
-  return n
-end
-
--- Off-wrist intervals around local day d, from the on-wrist records. Each record is
--- written when the watch next syncs (about an hour late) but carries the true times:
--- an "on" record tells when the watch came back (onWristDate) and when it had been taken
--- off (offWristDate), so even the first record of the study closes a known interval.
-local function offWrist(d)
-  if wrist.authorizationStatus ~= "authorized" then return nil end
-  local watch = wrist:devices()[1]
-  if not watch then return { { d.start, d.stop } } end          -- nothing from the watch all week
-  local out, last = {}, nil
-  for r in wrist:samples { device = watch, from = d.start - days(3), to = d.stop + hours(3) }:rows() do
-    if r.onWrist and r.offWristDate then out[#out + 1] = { r.offWristDate, r.onWristDate } end
-    last = r
-  end
-  if last and not last.onWrist then out[#out + 1] = { last.offWristDate, d.stop } end
-  return out
 end
 
 -- The participant's deletions (reason userInitiated) of a sensor on a device, as wall-time
@@ -141,13 +105,14 @@ local function flag(name, text)
 end
 
 schedule.daily("08:00", function(now)
-  local d = time.daysBetween(time.startOfDay(now) - days(2) + hours(12), time.startOfDay(now) - days(1) + hours(12))[1]
-  if d.start < time.studyStart() then return end
+  local d = time.releasedDay(now, hours(3))
+  if not d then return end
   local dayHours = (d.stop - d.start) / 3600          -- 23 or 25 on a daylight-saving day
   local hoursOfDay = {}
   local t = d.start
   while t < d.stop do hoursOfDay[#hoursOfDay + 1] = t; t = t + hours(1) end
-  local off = offWrist(d)
+  local wear = summary.wear(wrist, d.start, d.stop)   -- nil when on-wrist state is not authorized
+  local off = wear and wear.off
 
   for _, name in ipairs(SENSORS) do
     local reader, st = readers[name], stats[name]
@@ -175,10 +140,10 @@ schedule.daily("08:00", function(now)
       for _, h in ipairs(hoursOfDay) do
         local e = h + hours(1)
         local key = time.format(h, "%Y-%m-%d %H:00")
-        local unworn = (name == "heartRate" and off) and covered(off, h, e) or 0
+        local unworn = (name == "heartRate" and off) and summary.overlap(off, h, e) or 0
         if perHour[key] then
           data = data + 1
-        elseif covered(deleted, h, e + lag) > 0 then
+        elseif summary.overlap(deleted, h, e + lag) > 0 then
           delH = delH + 1
         elseif unworn >= 1800 then
           offH = offH + 1

@@ -28,6 +28,8 @@ local report = require "report"
 local time = require "time"
 local expect = require "expect"
 local plot = require "plot"
+local summary = require "summary"
+local stats = require "stats"
 
 local BRISK = 1.5           -- steps/s: walking cadence (Tudor-Locke et al. 2018: ≥ 100 steps/min is moderate)
 local RUN = 2.3             -- steps/s: from here on it is running, not walking (~140 steps/min)
@@ -48,20 +50,7 @@ local overall = report.table("participant_summary", {
   formats = { mean_walk_hr = "%.1f", mean_rest_hr = "%.1f", mean_difference = "%.1f" },
 })
 
-local hr = sensorkit.reader "heartRate"
-local steps = sensorkit.reader "pedometerData"
-local wrist = sensorkit.reader "onWristState"
-for _, r in ipairs { hr, steps, wrist } do
-  r.delegate = {
-    didChangeAuthorizationStatus = function(reader, status)
-      if status == "authorized" then reader:startRecording()
-      else log.warn("%s is %s: no %s data for this participant", reader.sensor, status, reader.sensor) end
-    end,
-  }
-end
-sensorkit.requestAuthorization({ "heartRate", "pedometerData", "onWristState" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
+local hr, steps, wrist = sensors.heartRate, sensors.pedometerData, sensors.onWristState   -- asked for and recorded by study{}
 
 -- Walking bouts of a day: runs of pedometer records with brisk cadence, at most a minute apart.
 local function walkingBouts(day)
@@ -98,33 +87,7 @@ local function restWindow(day, d)
   end
 end
 
--- Hours the watch was on the wrist during local day d, from the on-wrist records. Each
--- record carries the true time of its change (onWristDate for on, offWristDate for off);
--- the record itself is written when the watch next syncs, about an hour later.
--- (stdlib's summary.wearTime reads the same fields; this version credits one day only.)
-local function wornHours(d)
-  if wrist.authorizationStatus ~= "authorized" then return nil end
-  local watch = wrist:devices()[1]
-  if not watch then return 0 end
-  local records = wrist:samples { device = watch, from = d.start - days(3), to = d.stop + hours(3) }
-  local worn, state, since = 0, nil, d.start
-  for r in records:rows() do
-    local at = r.onWrist and r.onWristDate or r.offWristDate or r.time
-    if at >= d.stop then break end
-    if at > d.start and state then worn = worn + (at - since) end
-    state, since = r.onWrist, math.max(at, d.start)
-  end
-  if state then worn = worn + (d.stop - since) end
-  return worn / 3600
-end
-
 local walkHRs, restHRs, diffs, daysSeen = {}, {}, {}, 0
-local function mean(xs)
-  if #xs == 0 then return nil end
-  local s = 0
-  for _, x in ipairs(xs) do s = s + x end
-  return s / #xs
-end
 
 -- Mean heart rate measured in [a, b) and the number of 1 Hz estimates behind it. The
 -- watch syncs its samples to the phone about an hour later and SensorKit files them by
@@ -139,14 +102,15 @@ end
 
 schedule.daily("09:00", function(now)
   -- The day before yesterday, whole: measured in [d.start, d.stop), written up to a few hours later.
-  local d = time.daysBetween(time.startOfDay(now) - days(2) + hours(12), time.startOfDay(now) - days(1) + hours(12))[1]
-  if d.start < time.studyStart() then return end
+  local d = time.releasedDay(now, hours(3))
+  if not d then return end
   if hr.authorizationStatus ~= "authorized" or steps.authorizationStatus ~= "authorized" then return end
   daysSeen = daysSeen + 1
   local watch = hr:devices()[1]                -- nil when the watch sent nothing in the last week
   local day = steps:samples { from = d.start, to = d.stop + hours(1) }:distinct()
     :where("time", ">=", d.start):where("time", "<", d.stop)
-  local row = { day = d.day, worn_h = wornHours(d) }
+  local wear = summary.wear(wrist, d.start, d.stop)   -- nil when on-wrist state is not authorized
+  local row = { day = d.day, worn_h = wear and wear.hours }
 
   -- Walk window.
   local best
@@ -196,6 +160,7 @@ end)
 schedule.at(time.studyEnd(), function()
   local note
   if hr.authorizationStatus ~= "authorized" then note = "heart rate " .. hr.authorizationStatus end
+  local mean = stats.mean
   overall:row { days = daysSeen, days_compared = #diffs, mean_walk_hr = mean(walkHRs), mean_rest_hr = mean(restHRs),
                 mean_difference = mean(diffs), note = note }
   plot.bars("walk_vs_rest_hr", { categories = { "at rest (afternoon, 10 min)", "walking (longest bout)" },

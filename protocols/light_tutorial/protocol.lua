@@ -2,7 +2,7 @@
 --
 -- The classic first SensorKit study (the ambient-light walkthroughs written for
 -- research apps follow the same steps): ask for the ambient light sensor,
--- record, and every morning
+-- record (the study declaration does both), and every morning
 --   1. ask which devices hold released data   (reader:fetchDevices → didFetchDevices)
 --   2. fetch everything new on each device    (reader:fetch → didFetchResult … didCompleteFetch)
 --   3. drop readings of 5 lux or less         (screen face-down, in a pocket or a dark room:
@@ -26,6 +26,7 @@ study {
 local report = require "report"
 local time = require "time"
 local expect = require "expect"
+local stats = require "stats"
 
 local DIM = 5                    -- lux: readings at or below are dropped (tutorial threshold)
 
@@ -44,57 +45,40 @@ local fetches = report.table("fetch_log", {
   columns = { "fetched_at", "device", "from", "to", "results", "new" },
 })
 
-local light = sensorkit.reader "ambientLightSensor"
+local light = sensors.ambientLightSensor  -- study{} asks for it and records it once granted
 local period = sensorkit.info("ambientLightSensor").nominalPeriod or 10   -- seconds between readings
 
 -- State the app keeps between mornings.
 local anchor = time.studyStart()  -- write time up to which everything has been fetched
 local seen = {}                   -- result timestamps already stored (duplicate delivery)
-local readings = {}               -- { t = measured (wall s), lux = … } for the days not yet summarised
-local dropped = {}                -- measurement times of readings of DIM lux or less
-local duplicates = {}             -- measurement times of results delivered twice
+local received = {}               -- { t = measured, lux, kind = "kept" | "dropped" | "duplicate" }, days not yet summarised
 local pending = 0                 -- fetches still running this morning
 local summarisedUntil = time.studyStart()
 local currentFetch                -- counts of the running fetch, for the log
 local dayMedians, totalReadings, totalBright = {}, 0, 0   -- for the participant summary
 
-local function summariseCompleteDays(releasedUntil)
-  -- Step 4: sort what is kept by measurement time.
-  table.sort(readings, function(a, b) return a.t < b.t end)
-  -- A local day is complete when all of it is older than what has been released,
-  -- with an hour of margin for samples written a little after they were measured.
-  local days = time.daysBetween(summarisedUntil, releasedUntil)
-  local function countIn(list, d)
-    local n = 0
-    for _, t in ipairs(list) do if t >= d.start and t < d.stop then n = n + 1 end end
-    return n
-  end
-  local function keepAfter(list, t0)
-    local out = {}
-    for _, t in ipairs(list) do if t >= t0 then out[#out + 1] = t end end
-    return out
-  end
-  local keep = {}
-  for _, d in ipairs(days) do
-    if d.stop + hours(1) > releasedUntil then break end
-    local lux, first, last, bright = {}, nil, nil, 0
-    for _, r in ipairs(readings) do
+-- Steps 4 and 5 for each day entirely past the hold (with an hour of margin for samples
+-- written a little after they were measured): sorted by measurement time, summarised.
+local function summariseReleasedDays(now)
+  local released = time.releasedDay(now)
+  if not released then return end
+  table.sort(received, function(a, b) return a.t < b.t end)
+  for _, d in ipairs(time.daysBetween(summarisedUntil, released.stop)) do
+    local lux, count, first, last, max, bright = {}, { kept = 0, dropped = 0, duplicate = 0 }, nil, nil, nil, 0
+    for _, r in ipairs(received) do
       if r.t >= d.start and r.t < d.stop then
-        lux[#lux + 1] = r.lux
-        first = first or r.t
-        last = r.t
-        if r.lux >= 1000 then bright = bright + 1 end
+        count[r.kind] = count[r.kind] + 1
+        if r.kind == "kept" then
+          lux[#lux + 1], first, last, max = r.lux, first or r.t, r.t, math.max(max or r.lux, r.lux)
+          if r.lux >= 1000 then bright = bright + 1 end
+        end
       end
     end
-    -- Step 5: the day's summary.
-    table.sort(lux)
-    local n, sum = #lux, 0
-    for _, v in ipairs(lux) do sum = sum + v end
-    local median = n == 0 and 0/0 or (n % 2 == 1 and lux[(n + 1) // 2] or (lux[n // 2] + lux[n // 2 + 1]) / 2)
+    local n, median = #lux, stats.median(lux)
     daily:row {
-      day = d.day, kept = n, dropped = countIn(dropped, d), duplicates = countIn(duplicates, d),
-      first = first and time.clock(first) or nil, last = last and time.clock(last) or nil,
-      median_lux = median, mean_lux = n > 0 and sum / n or 0/0, max_lux = lux[n],
+      day = d.day, kept = n, dropped = count.dropped, duplicates = count.duplicate,
+      first = first and time.clock(first), last = last and time.clock(last),
+      median_lux = median, mean_lux = stats.mean(lux), max_lux = max,
       bright_min = bright * period / 60,
     }
     -- Plausibility (see the comment at the end of the file for the sources).
@@ -102,34 +86,27 @@ local function summariseCompleteDays(releasedUntil)
       expect.between(n * period / 3600, 0.5, 14, "hours of screen-on light readings on " .. d.day)
       expect.between(median, DIM, 2000, "median lux of " .. d.day)
       expect.between(bright * period / 60, 0, 360, "minutes at 1000 lux or more on " .. d.day)
+      dayMedians[#dayMedians + 1] = median
     end
-    summarisedUntil = d.stop
-    if n > 0 then dayMedians[#dayMedians + 1] = median end
     totalReadings, totalBright = totalReadings + n, totalBright + bright * period / 60
   end
-  for _, r in ipairs(readings) do
-    if r.t >= summarisedUntil then keep[#keep + 1] = r end
-  end
-  readings = keep
-  dropped, duplicates = keepAfter(dropped, summarisedUntil), keepAfter(duplicates, summarisedUntil)
+  summarisedUntil = released.stop
+  local keep = {}
+  for _, r in ipairs(received) do if r.t >= summarisedUntil then keep[#keep + 1] = r end end
+  received = keep
 end
 
 light.delegate = {
   didChangeAuthorizationStatus = function(reader, status)
     enrolment:row { sensor = reader.sensor, status = status,
                     note = status == "denied" and "declined on the consent sheet: nothing is recorded or fetched" or nil }
-    if status == "authorized" then reader:startRecording() end
   end,
-  startRecordingFailedWithError = function(reader, err) log.error("cannot record: %s", tostring(err)) end,
 
   -- Step 1: the devices with released data; step 2: one fetch per device.
   didFetchDevices = function(reader, devices)
-    local now = time.now()
     pending = #devices
     if pending == 0 then log.info("no device has released ambient light yet (24-hour hold)") end
-    for _, device in ipairs(devices) do
-      reader:fetch { device = device, from = anchor, to = now }
-    end
+    for _, device in ipairs(devices) do reader:fetch { device = device, from = anchor, to = time.now() } end
   end,
   fetchDevicesDidFailWithError = function(reader, err) log.warn("fetchDevices: %s", tostring(err)) end,
 
@@ -137,18 +114,9 @@ light.delegate = {
     currentFetch = currentFetch or { results = 0, new = 0 }
     currentFetch.results = currentFetch.results + 1
     local s = result.sample
-    if seen[result.timestamp] then
-      duplicates[#duplicates + 1] = s.time
-    else
-      seen[result.timestamp] = true
-      currentFetch.new = currentFetch.new + 1
-      -- Step 3: drop dim readings.
-      if s.lux > DIM then
-        readings[#readings + 1] = { t = s.time, lux = s.lux }
-      else
-        dropped[#dropped + 1] = s.time
-      end
-    end
+    local kind = seen[result.timestamp] and "duplicate" or s.lux > DIM and "kept" or "dropped"   -- step 3
+    if kind ~= "duplicate" then seen[result.timestamp], currentFetch.new = true, currentFetch.new + 1 end
+    received[#received + 1] = { t = s.time, lux = s.lux, kind = kind }
     return true                                    -- keep the results coming
   end,
 
@@ -163,7 +131,7 @@ light.delegate = {
     if pending == 0 then
       anchor = released
       seen = {}                                    -- timestamps before the anchor cannot come again
-      summariseCompleteDays(released)
+      summariseReleasedDays(now)
     end
   end,
   fetchFailedWithError = function(reader, request, err)
@@ -171,10 +139,6 @@ light.delegate = {
     pending = pending - 1
   end,
 }
-
-sensorkit.requestAuthorization({ "ambientLightSensor" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
 
 -- Every morning at 08:00 the app wakes up (a background task) and fetches.
 schedule.daily("08:00", function()
@@ -185,14 +149,9 @@ end)
 -- At the end: one line per participant. A participant who declined has no daily rows,
 -- and SensorKit refuses any fetch for them (noAuthorization, code 1).
 schedule.at(time.studyEnd(), function()
-  local status = light.authorizationStatus
-  table.sort(dayMedians)
-  local m = #dayMedians
-  overall:row {
-    status = status, days = m, readings = totalReadings,
-    median_of_daily_median_lux = m > 0 and (m % 2 == 1 and dayMedians[(m + 1) // 2] or (dayMedians[m // 2] + dayMedians[m // 2 + 1]) / 2) or nil,
-    bright_min_per_day = m > 0 and totalBright / m or nil,
-  }
+  local status, m = light.authorizationStatus, #dayMedians
+  overall:row { status = status, days = m, readings = totalReadings, median_of_daily_median_lux = stats.median(dayMedians),
+                bright_min_per_day = m > 0 and totalBright / m or nil }
   if status == "denied" then
     expect.equal(m, 0, "days summarised for a participant who declined")
     local err = expect.fails(function() light:samples { from = time.studyStart(), to = time.now() } end)

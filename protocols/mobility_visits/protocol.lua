@@ -44,15 +44,7 @@ local people = report.table("participant_summary", {
   formats = { home_pct = "%.0f", places_per_day = "%.1f", max_km = "%.1f" },
 })
 
-local visits = sensorkit.reader "visits"
-visits.delegate = {
-  didChangeAuthorizationStatus = function(reader, status)
-    if status == "authorized" then reader:startRecording() else log.warn("visits %s", status) end
-  end,
-}
-sensorkit.requestAuthorization({ "visits" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
+local visits = sensors.visits              -- study{} asks for it and records it once granted
 
 -- A visit's stay: from the middle of its arrival window to the middle of its departure
 -- window. (`time` is the start of the arrival window, SRVisit.arrivalDateInterval.start.)

@@ -32,6 +32,7 @@ local summary = require "summary"
 local time = require "time"
 local expect = require "expect"
 local plot = require "plot"
+local stats = require "stats"
 
 local BEFORE = 2                 -- hours of evening light before sleep onset
 
@@ -45,47 +46,13 @@ local people = report.table("participant_summary", {
   formats = { mean_sleep_h = "%.2f", social_jetlag_h = "%.2f", median_evening_lux = "%.1f", r_log_lux_onset = "%.2f" },
 })
 
-local light = sensorkit.reader "ambientLightSensor"
-local sleep = sensorkit.reader "sleepSessions"
-local wrist = sensorkit.reader "onWristState"
-for _, r in ipairs { light, sleep, wrist } do
-  r.delegate = {
-    didChangeAuthorizationStatus = function(reader, status)
-      if status == "authorized" then reader:startRecording()
-      else log.warn("%s %s", reader.sensor, status) end
-    end,
-  }
-end
-sensorkit.requestAuthorization({ "ambientLightSensor", "sleepSessions", "onWristState" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
+local light, sleep, wrist = sensors.ambientLightSensor, sensors.sleepSessions, sensors.onWristState   -- enrolled by study{}
 
--- Clock time as hours after the noon before it (onset 23:30 → 11.5, 01:00 → 13), so
--- times around midnight average correctly.
--- (time.hourOfDay is the local clock hour, also on DST days.)
+-- Clock time as hours after the noon before it (onset 23:30 → 11.5, 01:00 → 13), for the
+-- plausibility ranges. (time.hourOfDay is the local clock hour, also on DST days.)
 local function sinceNoon(t)
   local h = time.hourOfDay(t)
   return h < 12 and h + 12 or h - 12
-end
-local function clockOf(h)                  -- hours after noon back to "HH:MM"
-  local m = math.floor(((h + 12) % 24) * 60 + 0.5)
-  return string.format("%02d:%02d", m // 60 % 24, m % 60)
-end
-
--- Was the watch on the wrist during most of [a, b)? (on-wrist records carry true change times)
-local function wornDuring(a, b)
-  if wrist.authorizationStatus ~= "authorized" then return nil end
-  local watch = wrist:devices()[1]
-  if not watch then return false end
-  local worn, state, since = 0, nil, a
-  for r in wrist:samples { device = watch, from = a - days(3), to = b + hours(3) }:rows() do
-    local at = r.onWrist and r.onWristDate or r.offWristDate or r.time
-    if at >= b then break end
-    if at > a and state then worn = worn + (at - since) end
-    state, since = r.onWrist, math.max(at, a)
-  end
-  if state then worn = worn + (b - since) end
-  return worn > 0.5 * (b - a)
 end
 
 local kept = {}                            -- nights with a session and evening light
@@ -94,8 +61,8 @@ local lightByHour = {}                     -- hourly mean lux of every day past 
 -- Each day at 12:00 the day before yesterday is entirely past the 24-hour hold: its light by hour.
 schedule.daily("12:00", function(now)
   if light.authorizationStatus ~= "authorized" then return end
-  local day = time.daysBetween(time.startOfDay(now) - hours(36), time.startOfDay(now) - hours(35))[1]
-  if day.start < time.studyStart() then return end
+  local day = time.releasedDay(now)
+  if not day then return end
   for _, h in ipairs(light:samples { from = day.start, to = day.stop }:distinct():byHour():mean("lux")) do
     lightByHour[#lightByHour + 1] = h
   end
@@ -111,7 +78,9 @@ schedule.daily("12:00", function(now)
   local list = sessions and summary.sleep(sessions) or {}
   local nightOf = time.day(from)           -- the evening the night starts
   if #list == 0 then
-    local worn = wornDuring(time.parse(time.day(to) .. " 00:00"), time.parse(time.day(to) .. " 05:00"))
+    local a, b = time.parse(time.day(to) .. " 00:00"), time.parse(time.day(to) .. " 05:00")
+    local wear = summary.wear(wrist, a, b)
+    local worn = wear and wear.hours * 3600 > 0.5 * (b - a)     -- on the wrist most of the night
     nights:row { night = nightOf, note = worn == false and "no sleep session: watch not worn at night"
                                            or "no sleep session recorded" }
     -- A watch worn in bed records a session every night (SRSleepSession, reference contract §3.3.20).
@@ -151,7 +120,7 @@ schedule.daily("12:00", function(now)
       expect.between(sinceNoon(s.midpoint), 12, 19.5, "mid-sleep (hours after noon) of " .. s.night)
     end
     if row.evening_lux then expect.between(row.evening_lux, 1, 1000, "evening lux before onset of " .. s.night) end
-    kept[#kept + 1] = { onset = sinceNoon(s.onset), mid = s.complete and sinceNoon(s.midpoint) or nil,
+    kept[#kept + 1] = { onset = s.onset, mid = s.complete and s.midpoint or nil,
                         hours = s.complete and s.hours or nil, free = freeAfter, lux = row.evening_lux }
   end
 end)
@@ -159,49 +128,36 @@ end)
 schedule.at(time.studyEnd(), function()
   plot.hourByDay("light_by_hour", lightByHour, { from = time.studyStart(), to = time.startOfDay(time.now() - hours(36)),
                  log = true, unit = "lux", title = "Ambient light at the phone, mean per hour (screen on)" })
-  local xs, ys = {}, {}
-  for _, k in ipairs(kept) do if k.lux then xs[#xs + 1], ys[#ys + 1] = math.log(k.lux, 10), k.onset + 12 end end
-  plot.scatter("evening_light_onset", { x = xs, y = ys, title = "Evening light and sleep onset, night by night",
+  -- Nights with evening light: log10 of the lux against sleep onset (hours; 24 = midnight).
+  local logLux, onsets = {}, {}
+  for _, k in ipairs(kept) do
+    if k.lux then logLux[#logLux + 1], onsets[#onsets + 1] = math.log(k.lux, 10), sinceNoon(k.onset) + 12 end
+  end
+  plot.scatter("evening_light_onset", { x = logLux, y = onsets, title = "Evening light and sleep onset, night by night",
                                         xlabel = "log10 of mean lux in the 2 h before onset",
                                         ylabel = "Sleep onset (h; 24 = midnight)" })
-  local n = #kept
-  if n == 0 then
+  if #kept == 0 then
     people:row { nights = 0, note = sleep.authorizationStatus ~= "authorized" and ("sleep sessions " .. sleep.authorizationStatus)
                                       or "no sleep sessions: the watch is not worn in bed" }
     return
   end
-  local function mean(key, filter)
-    local s, c = 0, 0
-    for _, k in ipairs(kept) do
-      if k[key] and (filter == nil or filter(k)) then s, c = s + k[key], c + 1 end
-    end
-    return c > 0 and s / c or nil, c
+  local function column(key, filter)
+    local out = {}
+    for _, k in ipairs(kept) do if k[key] and (filter == nil or filter(k)) then out[#out + 1] = k[key] end end
+    return out
   end
-  local onset, midpoint, hoursSlept = mean("onset"), mean("mid"), mean("hours")
-  local free = mean("mid", function(k) return k.free end)
-  local work = mean("mid", function(k) return not k.free end)
-  -- Pearson correlation of log10(evening lux) with onset, over nights with light readings.
-  local xs, ys = {}, {}
-  for _, k in ipairs(kept) do if k.lux then xs[#xs + 1], ys[#ys + 1] = math.log(k.lux, 10), k.onset end end
-  local r
-  if #xs >= 5 then
-    local mx, my = 0, 0
-    for i = 1, #xs do mx, my = mx + xs[i], my + ys[i] end
-    mx, my = mx / #xs, my / #ys
-    local sxy, sxx, syy = 0, 0, 0
-    for i = 1, #xs do sxy, sxx, syy = sxy + (xs[i] - mx) * (ys[i] - my), sxx + (xs[i] - mx) ^ 2, syy + (ys[i] - my) ^ 2 end
-    r = (sxx > 0 and syy > 0) and sxy / math.sqrt(sxx * syy) or nil
-  end
-  local luxes = {}
-  for _, k in ipairs(kept) do if k.lux then luxes[#luxes + 1] = k.lux end end
-  table.sort(luxes)
+  -- Mean clock times are circular means (23:30 and 00:30 average to midnight).
+  local free = stats.clockMean(column("mid", function(k) return k.free end))
+  local work = stats.clockMean(column("mid", function(k) return not k.free end))
+  local hoursSlept = stats.mean(column("hours"))
   people:row {
-    nights = n, mean_onset = clockOf(onset), mean_midpoint = clockOf(midpoint), mean_sleep_h = hoursSlept,
-    social_jetlag_h = (free and work) and free - work or nil,
-    median_evening_lux = #luxes > 0 and luxes[(#luxes + 1) // 2] or nil, r_log_lux_onset = r,
+    nights = #kept, mean_onset = stats.clockText(stats.clockMean(column("onset"))),
+    mean_midpoint = stats.clockText(stats.clockMean(column("mid"))), mean_sleep_h = hoursSlept,
+    social_jetlag_h = (free and work) and stats.clockDifference(free, work) or nil,
+    median_evening_lux = stats.median(column("lux")), r_log_lux_onset = stats.pearson(logLux, onsets, 5),
   }
   expect.between(hoursSlept, 5.5, 9.5, "mean sleep duration")
-  if free and work then expect.between(free - work, -1, 3, "social jetlag (h)") end
+  if free and work then expect.between(stats.clockDifference(free, work), -1, 3, "social jetlag (h)") end
 end)
 
 -- Sources of the plausibility ranges:

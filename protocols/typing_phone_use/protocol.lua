@@ -44,20 +44,8 @@ local deletions = report.table("deletions", {
   columns = { "sensor", "deleted_from", "deleted_to", "deleted_at", "reason" },
 })
 
-local keyboard = sensorkit.reader "keyboardMetrics"
-local usage = sensorkit.reader "deviceUsageReport"
+local keyboard, usage = sensors.keyboardMetrics, sensors.deviceUsageReport   -- asked for and recorded by study{}
 local tombstones = sensorkit.reader "keyboardMetrics.tombstones"
-for _, r in ipairs { keyboard, usage } do
-  r.delegate = {
-    didChangeAuthorizationStatus = function(reader, status)
-      if status == "authorized" then reader:startRecording()
-      else log.warn("%s %s: its columns stay empty", reader.sensor, status) end
-    end,
-  }
-end
-sensorkit.requestAuthorization({ "keyboardMetrics", "deviceUsageReport" }, function(err)
-  if err then log.warn("authorization: %s", tostring(err)) end
-end)
 
 local REASONS = { [0] = "userInitiated", "lowDiskSpace", "ageLimit", "noInterestedClients", "systemInitiated" }
 
@@ -94,8 +82,8 @@ local function deletedParts(d, now)
 end
 
 schedule.daily("09:00", function(now)
-  local d = time.daysBetween(time.startOfDay(now) - days(2) + hours(12), time.startOfDay(now) - days(1) + hours(12))[1]
-  if d.start < time.studyStart() then return end
+  local d = time.releasedDay(now)
+  if not d then return end
   local row, notes = { day = d.day }, {}
 
   if usage.authorizationStatus == "authorized" then
