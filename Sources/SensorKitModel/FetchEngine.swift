@@ -178,9 +178,11 @@ public enum FetchEngine {
     /// `fetchDevices()` (contract §9.1, §14.4): entitlement → 0; not authorized →
     /// `fetchDevicesDeniedError` (8193); otherwise the participant's devices that hold
     /// data readable now (past the hold, within retention, not deleted) — empty on day 1 (T24).
+    /// The deletion-record stream is fetch-only: fetchDevices on it is ignored, like
+    /// start and stop (contract §8.3).
     public static func fetchDevices(context: FetchContext, source: any SampleSource) -> FetchDevicesResponse {
         let sw = context.switches
-        if sw.platform.ignoresCalls { return .ignored }
+        if sw.platform.ignoresCalls || context.stream == .deletionRecords { return .ignored }
         guard context.entitled else { return .failed(.invalidEntitlement(context.sensor)) }
         guard context.status == .authorized else {
             return .failed(SensorKitError(sw.fetchDevicesDeniedError, "fetchDevices failed: not authorized for \(context.sensor.rawValue)"))
@@ -188,21 +190,13 @@ public enum FetchEngine {
         var out: [SRDevice] = []
         for device in source.devices(participant: context.participant) where context.sensor.deviceKinds.contains(device.kind) {
             let readable = TimeRange(after: -.infinity, through: context.now - sw.hold(context.sensor))
-            switch context.stream {
-            case .samples:
-                let plan = FetchPlan(request: FetchRequest(device: device), context: context, source: source, device: device,
-                                     ranges: visibleWriteRanges(device: device, context: context, source: source)
-                                        .intersection(readable),
-                                     tombstones: [], notes: [], injectDuplicates: false,
-                                     produced: producedRanges(device: device, context: context))
-                var it = plan.makeIterator()
-                if it.next() != nil { out.append(device) }
-            case .deletionRecords:
-                let kept = TimeRange(after: context.now - sw.tombstoneRetention, through: readable.through)
-                if deletionRecords(device: device, context: context, source: source).contains(where: { kept.contains($0.writeTime) }) {
-                    out.append(device)
-                }
-            }
+            let plan = FetchPlan(request: FetchRequest(device: device), context: context, source: source, device: device,
+                                 ranges: visibleWriteRanges(device: device, context: context, source: source)
+                                    .intersection(readable),
+                                 tombstones: [], notes: [], injectDuplicates: false,
+                                 produced: producedRanges(device: device, context: context))
+            var it = plan.makeIterator()
+            if it.next() != nil { out.append(device) }
         }
         return .devices(out)
     }

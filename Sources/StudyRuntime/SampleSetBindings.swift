@@ -32,7 +32,17 @@ extension Bindings {
             guard let op = RowFilter.Op(rawValue: opText == "!=" ? "~=" : opText) else {
                 throw LuaArgumentError(index: 3, message: "operator must be one of < <= > >= == ~=")
             }
-            let operand: RowFilter.Operand = call.typeName(4) == "string" ? .text(try call.string(4)) : .number(try call.double(4))
+            let operand: RowFilter.Operand
+            switch call.typeName(4) {
+            case "string": operand = .text(try call.string(4))
+            case "boolean":
+                // A boolean field (onWrist) holds 1 for true and 0 for false; only equality makes sense.
+                guard op == .eq || op == .ne else {
+                    throw LuaArgumentError(index: 4, message: "a boolean compares only with == or ~=, not \(opText)")
+                }
+                operand = .number(call.boolean(4) ? 1 : 0)
+            default: operand = .number(try call.double(4))
+            }
             call.push(s.filtered(RowFilter(field: field, op: op, operand: operand)), as: self.sampleSetClass)
             return 1
         }

@@ -212,13 +212,20 @@ extension Bindings {
     }
 
     /// A fetch request table: `{ from = wall seconds, to = wall seconds, device = device }`
-    /// (or `fromAbsolute`/`toAbsolute` in SRAbsoluteTime).
+    /// (or `fromAbsolute`/`toAbsolute` in SRAbsoluteTime). Other fields are the protocol's
+    /// own (a label) and stay in the table handed back to the delegate; a key that looks
+    /// like a misspelt request field (`form`, `devise`) is an error.
     func request(_ call: LuaCall, _ index: Int32) throws -> FetchRequest {
         let t = try call.table(index)
-        let known: Set<String> = ["from", "to", "device", "fromAbsolute", "toAbsolute"]
+        let known = ["from", "to", "device", "fromAbsolute", "toAbsolute"]
         for e in t.entries {
-            guard let k = e.key.stringValue, known.contains(k) else {
-                throw LuaScriptError("fetch request has no field '\(e.key.stringValue ?? e.key.typeName)' (fields: from, to, device, fromAbsolute, toAbsolute)")
+            guard let k = e.key.stringValue, !known.contains(k) else { continue }
+            let misspelt = known.contains { f in
+                let d = Suggestions.editDistance(k.lowercased(), f.lowercased())
+                return d <= 1 || (d <= 2 && k.count >= 4)
+            }
+            if misspelt {
+                throw LuaScriptError("fetch request has no field '\(k)' (fields: from, to, device, fromAbsolute, toAbsolute)")
             }
         }
         var r = FetchRequest()

@@ -348,11 +348,14 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(e0.code, .invalidEntitlement)
     }
 
-    func testTombstoneStreamDevices() {
+    /// The deletion-record stream is fetch-only: fetchDevices on it is ignored (no callback),
+    /// while the samples stream of the same sensor answers (contract §8.3).
+    func testTombstoneStreamIgnoresFetchDevices() {
         var model = makeModel()
         authorizeAndRecord(&model, [.pedometerData])
         model.advance(to: T0 + 10 * day)
-        XCTAssertEqual(model.fetchDevices(.pedometerData, stream: .deletionRecords, source: source), .devices([phone]))
+        XCTAssertEqual(model.fetchDevices(.pedometerData, stream: .deletionRecords, source: source), .ignored)
+        XCTAssertEqual(model.fetchDevices(.pedometerData, source: source), .devices([phone]))
     }
 
     // MARK: Streaming (design: bounded memory)

@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+@testable import StudyRuntime
+
+/// API rough edges met while writing protocols.
+final class ApiEdgeTests: XCTestCase {
+    /// Boolean fields filter with booleans (`where("onWrist", "==", false)`), as well as with 1 and 0.
+    func testBooleanFieldsFilterAsBooleans() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "onWristState" })
+        local wrist = sensorkit.reader "onWristState"
+        sensorkit.requestAuthorization({ "onWristState" }, function() wrist:startRecording() end)
+        schedule.at("2026-03-04 12:00", function(now)
+          local set = wrist:samples { device = wrist:devices()[1], from = time.studyStart(), to = now }
+          local on, off = 0, 0
+          for r in set:rows() do if r.onWrist then on = on + 1 else off = off + 1 end end
+          T.log(on > 0 and off > 0, set:where("onWrist", "==", false):count() == off, set:where("onWrist", "~=", false):count() == on,
+                set:where("onWrist", "==", true):count() == set:where("onWrist", "==", 1):count())
+          local ok, err = pcall(function() return set:where("onWrist", "<", true) end)
+          T.log(ok, err:find("a boolean compares only with == or ~=") ~= nil)
+        end)
+        """#)
+        XCTAssertEqual(o.lines, ["true true true true", "false true"])
+    }
+
+    /// A fetch request keeps the protocol's own fields (the delegate gets the same table);
+    /// a misspelt request field is still an error.
+    func testRequestTablesKeepTheProtocolsOwnFields() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        local sent
+        light.delegate = {
+          didFetchResult = function() return true end,
+          didCompleteFetch = function(_, request) T.log("complete", request == sent, request.label, request.day, request.device ~= nil) end,
+        }
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.at("2026-03-03 12:00", function(now)
+          sent = { from = now - hours(30), to = now - hours(24), label = "morning", day = 1, id = 7 }
+          light:fetch(sent)
+          for _, bad in ipairs { "devise", "form", "To" } do
+            local ok, err = pcall(light.samples, light, { from = now - hours(30), to = now - hours(24), [bad] = 1 })
+            T.log(bad, ok, err:find("fetch request has no field '" .. bad .. "'", 1, true) ~= nil)
+          end
+        end)
+        """#)
+        XCTAssertEqual(o.lines, ["devise false true", "form false true", "To false true", "complete true morning 1 true"])
+    }
+}
