@@ -161,11 +161,14 @@ public enum FetchEngine {
 
         switch context.stream {
         case .samples:
-            let ranges = owns(device, context: context, source: source)
+            let owned = owns(device, context: context, source: source)
+            let ranges = owned
                 ? visibleWriteRanges(device: device, context: context, source: source).intersection(window) : IntervalSet()
-            return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
-                                         ranges: ranges, tombstones: [], notes: notes,
-                                         produced: producedRanges(device: device, context: context)))
+            var plan = FetchPlan(request: resolved, context: context, source: source, device: device,
+                                 ranges: ranges, tombstones: [], notes: notes,
+                                 produced: producedRanges(device: device, context: context))
+            if owned { plan.retentionLoss = retentionLoss(window, device: device, context: context, source: source) }
+            return .delivering(plan)
         case .deletionRecords:
             let kept = TimeRange(after: max(window.after, context.now - sw.tombstoneRetention), through: window.through)
             let records = owns(device, context: context, source: source)
@@ -173,6 +176,18 @@ public enum FetchEngine {
             return .delivering(FetchPlan(request: resolved, context: context, source: source, device: device,
                                          ranges: IntervalSet([kept]), tombstones: records, notes: notes))
         }
+    }
+
+    /// The part of a fetch window whose recorded data SensorKit has already purged for age
+    /// (about 7 days past the hold, contract §8.2), or nil when the window lost nothing.
+    static func retentionLoss(_ window: TimeRange, device: SRDevice, context: FetchContext,
+                              source: any SampleSource) -> TimeRange? {
+        let cutoff = ageCutoff(at: context.now, sensor: context.sensor, switches: context.switches)
+        guard window.after < cutoff else { return nil }
+        let old = TimeRange(after: window.after, through: Swift.min(cutoff, window.through))
+        let lost = storedWriteRanges(device: device, context: context, source: source).intersection(old)
+        guard let lo = lost.lowerBound, let hi = lost.ranges.last?.through else { return nil }
+        return TimeRange(after: lo, through: hi)
     }
 
     /// `fetchDevices()` (contract §9.1, §14.4): entitlement → 0; not authorized →
@@ -372,10 +387,17 @@ public struct FetchPlan: Sendable, Sequence {
     public let produced: IntervalSet?
     /// Human-readable explanations (clamping, device substitution…), for logs and the REPL.
     public let notes: [String]
+    /// Write times (true time) in the request whose data SensorKit's retention had already
+    /// purged when the fetch ran (a fetch reaching back more than ~7 days); nil: none.
+    public internal(set) var retentionLoss: TimeRange?
 
     let source: any SampleSource
     let participant: String
     let srEpoch: Double
+    /// Fields newer than the simulated phone's OS (`switches.osVersion`): left out of every
+    /// delivered sample, as that OS's SensorKit has no such property (contract §3.3:
+    /// onWristDate/offWristDate and device usage `version` need iOS 16.4).
+    let hiddenFields: Set<String>
     let chunkSpan: Double
     let duplicateRate: Double
     let jitter: Double
@@ -394,6 +416,8 @@ public struct FetchPlan: Sendable, Sequence {
         self.notes = notes
         self.source = source
         self.participant = context.participant
+        let os = context.switches.osVersion
+        self.hiddenFields = Set(context.sensor.info.fields.filter { f in f.since.map { $0 > os } ?? false }.map(\.name))
         self.srEpoch = context.clock.srEpoch
         if let d = context.chunkDuration, d > 0 {
             chunkSpan = d
@@ -466,7 +490,7 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
                                     writtenAfter: lo, through: hi)
             }
             if batch.count == 0 { continue }
-            return FetchChunk.make(batch, plan: plan)
+            return FetchChunk.make(plan.hiddenFields.isEmpty ? batch : batch.removingColumns(plan.hiddenFields), plan: plan)
         }
         return nil
     }

@@ -27,6 +27,13 @@ public struct SampleBatch: Sendable, Equatable {
 
     /// The column named `name`, or nil.
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
+
+    /// The batch without the columns named in `names`.
+    public func removingColumns(_ names: Set<String>) -> SampleBatch {
+        var copy = self
+        copy.columns.removeAll { names.contains($0.name) }
+        return copy
+    }
 }
 
 /// One named column of a `SampleBatch`.

@@ -12,6 +12,9 @@ extension Bindings {
                 var entry: [String: LuaValue] = ["name": .string(f.name), "type": .string(f.type.kindName),
                                                  "optional": .boolean(f.isOptional), "summary": .string(f.summary)]
                 if let unit = f.unit { entry["unit"] = .string(unit) }
+                if let since = f.since { entry["since"] = .string(since.description) }
+                // A structured field's shape names its sub-fields with their units ("usageTime s").
+                if case .structured(let shape) = f.type { entry["shape"] = .string(shape) }
                 let cases = f.type.namedValues
                 if !cases.isEmpty {
                     entry["values"] = .dictionary(Dictionary(uniqueKeysWithValues: cases.map { ($0.name, LuaValue.integer($0.rawValue)) }))

@@ -126,6 +126,8 @@ public final class ParticipantRun {
     var studyDeclared = false
     /// How the protocol enrols (`study{ enrol = … }`) and the readers of its declared sensors.
     var enrolment = Enrolment()
+    /// Sensors whose fetch already warned about data lost to retention (`warnRetentionLoss`).
+    var retentionWarned = Set<Sensor>()
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?

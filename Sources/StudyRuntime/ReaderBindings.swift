@@ -35,10 +35,12 @@ extension Bindings {
         }
         readerClass.method("fetch") { [unowned self] r, call in
             let request = try self.request(call, 2)
+            try self.warnWithoutDelegate(r, call, "fetch")
             try self.startFetch(r, request, call.reference(2))
             return 0
         }
-        readerClass.method("fetchDevices") { [unowned self] r, _ in
+        readerClass.method("fetchDevices") { [unowned self] r, call in
+            try self.warnWithoutDelegate(r, call, "fetchDevices")
             let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
             try self.run.deliver(to: r) { [unowned self] in
                 switch response {
@@ -59,6 +61,7 @@ extension Bindings {
                 call.push(SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone, batches: []),
                           as: self.sampleSetClass)
             case .delivering(let plan):
+                self.warnRetentionLoss(r, plan)
                 let stream = r.stream
                 let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) { [weak run = self.run] in
                     var it = plan.makeIterator()
@@ -81,6 +84,30 @@ extension Bindings {
             }
             return 1
         }
+    }
+
+    /// Logs a warning, once per sensor and run, when a fetch reaches back past SensorKit's
+    /// retention and recorded data there had already been purged (contract §8.2): an
+    /// end-of-study fetch over a long study silently sees only the last ~7 days otherwise.
+    func warnRetentionLoss(_ r: Reader, _ plan: FetchPlan) {
+        guard let loss = plan.retentionLoss, run.retentionWarned.insert(r.sensor).inserted else { return }
+        let tz = run.clock.timeZone
+        run.log("warn", "\(r.sensor.rawValue): data written \(LocalTime.minuteLabel(loss.after, tz)) – \(LocalTime.minuteLabel(loss.through, tz)) "
+            + "in this fetch's range was already purged (SensorKit keeps data about 7 days after the hold): "
+            + "fetch each day while it is kept, e.g. every morning")
+    }
+
+    /// Logs a warning, once per reader, when `operation` (fetch, fetchDevices: their answers
+    /// come only as callbacks) is started on a reader without a delegate: the answers would
+    /// go nowhere. `call`'s argument 1 is the reader.
+    func warnWithoutDelegate(_ r: Reader, _ call: LuaCall, _ operation: String) throws {
+        guard !r.warnedNoDelegate, let get = getDelegate else { return }
+        let delegate = try run.state.call(get, [.reference(call.reference(1))], results: 1)
+        guard delegate.first?.isNil ?? true else { return }
+        r.warnedNoDelegate = true
+        let name = r.stream == .samples ? r.sensor.rawValue : r.sensor.rawValue + ".tombstones"
+        run.log("warn", "\(operation)() on an SRSensorReader(\(name)) that has no delegate: its answers arrive only as "
+            + "delegate callbacks and are lost (set reader.delegate, or use reader:samples / reader:devices)")
     }
 
     func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, success: String, failure: String) throws {
@@ -113,6 +140,7 @@ extension Bindings {
         }
         let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
         if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
+        if case .delivering(let plan) = response { warnRetentionLoss(r, plan) }
         r.fetchRunning = true
         try run.deliver(to: r) { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
     }
@@ -227,6 +255,8 @@ public final class Reader {
     var pins = 0
     /// Enrolled automatically (`Enrolment`): starts recording whenever its sensor is granted.
     var recordsOnGrant = false
+    /// The no-delegate warning was given (`warnWithoutDelegate`).
+    var warnedNoDelegate = false
 
     init(sensor: Sensor, stream: FetchStream, id: Int64) {
         self.sensor = sensor

@@ -50,4 +50,26 @@ final class ApiEdgeTests: XCTestCase {
         """#)
         XCTAssertEqual(o.lines, ["devise false true", "form false true", "To false true", "complete true morning 1 true"])
     }
+
+    /// fetch/fetchDevices on a reader without a delegate warns (once per reader): their
+    /// answers come only as callbacks.
+    func testAFetchOnAReaderWithoutADelegateWarnsOnce() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        local other = sensorkit.reader "ambientLightSensor"
+        other.delegate = { didFetchDevices = function() T.log("devices") end }
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.at("2026-03-03 12:00", function(now)
+          light:fetch { from = now - hours(30), to = now - hours(24) }
+          light:fetchDevices()                        -- the same reader: warned already
+          other:fetchDevices()                        -- has a delegate
+        end)
+        """#)
+        XCTAssertEqual(o.lines, ["devices"])
+        XCTAssertEqual(o.logLines, ["[P1 2026-03-03 12:00] warn: fetch() on an SRSensorReader(ambientLightSensor) that has no delegate: "
+            + "its answers arrive only as delegate callbacks and are lost (set reader.delegate, or use reader:samples / reader:devices)"])
+    }
 }
