@@ -398,6 +398,11 @@ public struct FetchPlan: Sendable, Sequence {
     /// delivered sample, as that OS's SensorKit has no such property (contract §3.3:
     /// onWristDate/offWristDate and device usage `version` need iOS 16.4).
     let hiddenFields: Set<String>
+    /// For array-shaped sensors (accelerometer, pressure…), written in batches that reach
+    /// back before their write time: the recorded ranges (true time) a sample must have
+    /// been measured in, so a batch written just after `startRecording` does not bring
+    /// samples measured before it (contract §6.2). nil for other sensors.
+    let measuredIn: IntervalSet?
     let chunkSpan: Double
     let duplicateRate: Double
     let jitter: Double
@@ -418,6 +423,8 @@ public struct FetchPlan: Sendable, Sequence {
         self.participant = context.participant
         let os = context.switches.osVersion
         self.hiddenFields = Set(context.sensor.info.fields.filter { f in f.since.map { $0 > os } ?? false }.map(\.name))
+        self.measuredIn = context.sensor.shape == .array && context.stream == .samples
+            ? FetchEngine.recordedRanges(context: context) : nil
         self.srEpoch = context.clock.srEpoch
         if let d = context.chunkDuration, d > 0 {
             chunkSpan = d
@@ -433,6 +440,14 @@ public struct FetchPlan: Sendable, Sequence {
         h.combine(context.sensor.rawValue)
         h.combine(device?.key ?? "")
         self.seed = h.state
+    }
+
+    /// The rows of `batch` measured (`times`) inside one of `ranges`, start included.
+    static func measured(_ batch: SampleBatch, within ranges: IntervalSet) -> SampleBatch {
+        let rs = ranges.ranges
+        func inside(_ t: Double) -> Bool { rs.contains { t >= $0.after && t <= $0.through } }
+        guard batch.times.contains(where: { !inside($0) }) else { return batch }
+        return batch.gather(batch.times.indices.filter { inside(batch.times[$0]) })
     }
 
     /// True when nothing can be delivered.
@@ -490,7 +505,12 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
                                     writtenAfter: lo, through: hi)
             }
             if batch.count == 0 { continue }
-            return FetchChunk.make(plan.hiddenFields.isEmpty ? batch : batch.removingColumns(plan.hiddenFields), plan: plan)
+            var delivered = plan.hiddenFields.isEmpty ? batch : batch.removingColumns(plan.hiddenFields)
+            if let measured = plan.measuredIn {
+                delivered = FetchPlan.measured(delivered, within: measured)
+                if delivered.count == 0 { continue }
+            }
+            return FetchChunk.make(delivered, plan: plan)
         }
         return nil
     }

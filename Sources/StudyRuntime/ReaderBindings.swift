@@ -187,11 +187,13 @@ extension Bindings {
     }
 
     /// One `SRFetchResult`: `{ timestamp = SR, sample = {...} }`, or for array sensors
-    /// `sample` is a SampleSet of the batch written together.
+    /// `sample` is a SampleSet of the batch written together. A deletion record is an
+    /// `SRDeletionRecord` table (startTime, endTime, reason) for every sensor, array-shaped
+    /// ones too (contract §3.1, §3.3.21).
     func resultValue(_ chunk: FetchChunk, _ i: Int, sensor: Sensor, stream: FetchStream) throws -> LuaValue {
         let rows = chunk.rows(ofResult: i)
         let timestamp = LuaValue.number(chunk.timestamp(ofResult: i).rawValue)
-        if sensor.shape == .array {
+        if sensor.shape == .array && stream == .samples {
             let set = SampleSet(sensor: sensor, stream: stream, timeZone: run.clock.timeZone, batches: [chunk.batch.slice(rows)])
             run.state.push(set, as: sampleSetClass)
             let ref = run.state.makeReference(at: -1)

@@ -53,4 +53,52 @@ final class ContractFixTests: XCTestCase {
         XCTAssertTrue(o.logLines.first?.hasPrefix("[P1 2026-03-13 12:00] warn: pedometerData: data written 2026-03-02 00:0") == true, o.output)
         XCTAssertTrue(o.logLines.first?.contains("was already purged (SensorKit keeps data about 7 days after the hold)") == true, o.output)
     }
+
+    /// Deletion records of an array-shaped sensor (accelerometer) reach didFetchResult as
+    /// SRDeletionRecord tables with a reason, not as a SampleSet of the parent sensor.
+    func testArraySensorDeletionRecordsAreDeletionRecords() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "accelerometer" })
+        local acc = sensorkit.reader "accelerometer"
+        local tomb = sensorkit.reader "accelerometer.tombstones"
+        tomb.delegate = {
+          didFetchResult = function(_, _, result)
+            local r = result.sample
+            T.log("record", type(r), r.reason, sensorkit.wallTime(r.startTime) >= time.parse("2026-03-02 10:00"),
+                  sensorkit.wallTime(r.endTime) <= time.parse("2026-03-02 11:00"))
+            return true
+          end,
+          didCompleteFetch = function() T.log("complete") end,
+        }
+        sensorkit.requestAuthorization({ "accelerometer" }, function() acc:startRecording() end)
+        schedule.at("2026-03-03 22:00", function(now) tomb:fetch { from = time.studyStart(), to = now } end)
+        """#, scenario: #"""
+        return { days = 2, participants = { { id = "P1", events = {
+          { delete = "accelerometer", from = "day 1 10:00", to = "day 1 11:00", at = "day 1 20:00" } } } } }
+        """#, days: 2)
+        XCTAssertEqual(o.lines, ["record table 0 true true", "complete"])
+    }
+
+    /// Array-shaped sensors are written in batches that reach back before their write time:
+    /// a batch written just after startRecording must not bring samples measured before it.
+    func testNoSamplesMeasuredBeforeStartRecording() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "accelerometer", "ambientPressure" })
+        local acc, pressure = sensorkit.reader "accelerometer", sensorkit.reader "ambientPressure"
+        local start = time.parse("2026-03-02 10:00") + 30              -- mid-minute: batches straddle it
+        sensorkit.requestAuthorization({ "accelerometer", "ambientPressure" })
+        schedule.at(start, function() acc:startRecording(); pressure:startRecording() end)
+        schedule.at("2026-03-03 12:00", function()
+          for _, r in ipairs { acc, pressure } do
+            local set = r:samples { device = sensorkit.currentDevice(), from = start - 600, to = start + 600 }
+            T.log(r.sensor, set:count() > 0, set:min("time") >= start, set:min("time") < start + 60)
+          end
+        end)
+        """#, days: 2)
+        XCTAssertEqual(o.lines, ["accelerometer true true true", "ambientPressure true true true"])
+    }
 }
