@@ -5,9 +5,12 @@ import SensorKitModel
 /// wiring layer (`StudyWorlds`). Shared by every worker thread; each worker asks for its own
 /// view with `open(fresh:)`.
 public protocol CohortWorld: Sendable {
-    /// A worker's own view of the world. `fresh`: not shared with any other thread (a
-    /// recorded store opened anew, one SQLite connection each); otherwise the view may be
-    /// the one the plan was made from. Throws when the world cannot be opened.
+    /// A worker's own view of the world. `fresh`: a view of its own, not shared with any
+    /// other thread or view, that runs participants one after another (a recorded store
+    /// opened anew, one SQLite connection each; a simulated world with caches of its own,
+    /// bounded per view whatever the cohort's size); otherwise the view may be the one the
+    /// plan was made from, shared by participants that run interleaved. Throws when the
+    /// world cannot be opened.
     func open(fresh: Bool) throws -> any WorkerWorld
 }
 
@@ -92,7 +95,7 @@ struct CohortExecutor {
              progress: (Int, Int) -> Void) throws {
         let total = plan.setups.count
         if jobs == 1 || total <= 1 {
-            let world = try plan.world.open(fresh: false)
+            let world = try plan.world.open(fresh: true)
             for (i, setup) in plan.setups.enumerated() {
                 try emit(CohortExecutor.runOne(plan, setup, world: world, output: output))
                 progress(i + 1, total)

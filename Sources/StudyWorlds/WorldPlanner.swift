@@ -181,14 +181,15 @@ extension StudyRunner {
 }
 
 /// A scenario's simulated world: the simulator is a pure function of the seed, so every
-/// worker shares it.
+/// worker shares it; a fresh view has a day-story memo of its own (bounded in stories, so a
+/// worker's memory does not grow with the participants it has run).
 struct SimulatedWorld: CohortWorld, WorkerWorld {
     let simulated: SimulatedSource
 
     init(source: SimulatedSource) { simulated = source }
 
     var source: any SampleSource { simulated }
-    func open(fresh: Bool) -> any WorkerWorld { self }
+    func open(fresh: Bool) -> any WorkerWorld { fresh ? SimulatedWorld(source: simulated.withPrivateStoryCache()) : self }
     /// A simulated participant starts with nothing recorded and no authorization changes.
     func prepare(_ model: inout ParticipantModel, participant id: String) -> [AuthorizationChange] { [] }
 }

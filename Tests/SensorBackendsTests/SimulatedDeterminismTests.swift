@@ -15,6 +15,25 @@ final class DeterminismTests: XCTestCase {
         }
     }
 
+    /// A worker's copy with a memo of its own gives the original's rows, and its memo holds at
+    /// most the stories it was given room for, however many participants and days go through it.
+    func testPrivateStoryCacheGivesSameRowsAndStaysBounded() {
+        let shared = makeSimSource(seed: 13, simTrio)
+        let worker = shared.withPrivateStoryCache(stories: 8)
+        for id in ["ana", "ben", "cho"] {
+            for (sensor, device) in simStreams(shared, id) where [.heartRate, .deviceUsageReport, .pedometerData].contains(sensor) {
+                for day in 0..<5 {
+                    let a = simMonday + Double(day) * simDay
+                    let x = shared.samples(participant: id, sensor: sensor, device: device, writtenAfter: a, through: a + simDay)
+                    let y = worker.samples(participant: id, sensor: sensor, device: device, writtenAfter: a, through: a + simDay)
+                    assertSameSimBatch(x, y, "\(id) \(sensor) day \(day)")
+                }
+            }
+        }
+        XCTAssertEqual(worker.cachedStoryCount, 8, "the worker's memo is full but no larger than asked")
+        XCTAssertGreaterThan(shared.cachedStoryCount, 8, "the shared memo keeps every participant's days")
+    }
+
     func testEveryStreamProducesDataWithinAWeek() {
         let s = makeSimSource(seed: 11, simTrio)
         for sensor in Sensor.allCases {

@@ -51,9 +51,9 @@ extension SimulatedSource {
         guard let p = participants[participant] else { return nil }
         let clock = p.zones.clock(from: t - 3 * 86_400, to: t + 3 * 86_400)
         var d = clock.day(containing: t)
-        var s = p.stories.story(d) { p.story(d, clock: clock) }
-        if t < s.spanStart { d -= 1; s = p.stories.story(d) { p.story(d, clock: clock) } }
-        if t >= s.spanEnd { d += 1; s = p.stories.story(d) { p.story(d, clock: clock) } }
+        var s = p.cachedStory(d, clock: clock)
+        if t < s.spanStart { d -= 1; s = p.cachedStory(d, clock: clock) }
+        if t >= s.spanEnd { d += 1; s = p.cachedStory(d, clock: clock) }
         return diary(s)
     }
 

@@ -13,7 +13,9 @@ public struct SimulatedSource: SampleSource {
     public let settings: SimulationSettings
     /// Participant ids in scenario order.
     public let participantIDs: [String]
-    let participants: [String: Participant]
+    private(set) var participants: [String: Participant]
+    /// Day stories kept per participant when participants run interleaved in one source.
+    public static let storiesPerParticipant = 48
 
     /// The sensors this simulator generates (the others answer with empty batches).
     public static let implementedSensors: [Sensor] = [
@@ -29,14 +31,33 @@ public struct SimulatedSource: SampleSource {
         self.settings = settings
         var map: [String: Participant] = [:]
         var ids: [String] = []
+        let stories = StoryCache(capacity: SimulatedSource.storiesPerParticipant * max(1, participants.count))
         for d in participants {
             guard map[d.id] == nil else { throw SimulationError(participant: d.id, message: "duplicate participant id") }
-            map[d.id] = try Participant(d, seed: seed, settings: settings)
+            map[d.id] = try Participant(d, index: ids.count, seed: seed, settings: settings, stories: stories)
             ids.append(d.id)
         }
         self.participants = map
         participantIDs = ids
     }
+
+    /// The same world with a memo of day stories of its own holding at most `stories` of them,
+    /// whatever the number of participants: for a worker that runs one participant after
+    /// another (memory bounded per worker, and no memo shared between threads). Samples are
+    /// the same as the original's.
+    public func withPrivateStoryCache(stories: Int = 2 * storiesPerParticipant) -> SimulatedSource {
+        var copy = self
+        let cache = StoryCache(capacity: stories)
+        copy.participants = participants.mapValues { p in
+            var p = p
+            p.stories = cache
+            return p
+        }
+        return copy
+    }
+
+    /// Day stories held by this source's memo now.
+    public var cachedStoryCount: Int { participants.first?.value.stories.count ?? 0 }
 
     public func devices(participant: String) -> [SRDevice] {
         guard let p = participants[participant] else { return [] }

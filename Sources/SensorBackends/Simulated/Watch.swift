@@ -54,6 +54,7 @@ func heartRateBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     var bi = 0
     var boot = -Double.infinity, bootValidUntil = -Double.infinity
     var lastReady = -Double.infinity, lastWrite = 0.0
+    var syncMemo = WriteContext.WriteMemo()
     for w in worn {
         var n = Int(w.start.rounded(.up))
         while Double(n) < w.end && n <= last {
@@ -90,7 +91,7 @@ func heartRateBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
                     bootValidUntil = t + 60
                 }
                 if t != lastReady {
-                    lastWrite = ctx.write(ready: t)
+                    lastWrite = ctx.write(ready: t, memo: &syncMemo)
                     lastReady = t
                 }
                 guard ctx.accepts(lastWrite, ready: t) else { continue }

@@ -15,11 +15,15 @@ struct Participant: Sendable {
     let offWristEvents: [Interval]
     let phoneOffEvents: [Interval]
     let watchOffEvents: [Interval]
+    /// This participant's place in its source (the key of its days in `stories`).
+    let index: Int
     /// Memo of built day stories (a pure function of the day, so caching changes nothing
-    /// but speed: a day fetched in 24 hourly calls is built once, not 24 times).
-    let stories = StoryCache(capacity: 48)
+    /// but speed: a day fetched in 24 hourly calls is built once, not 24 times). Shared by
+    /// the participants of one source (see `SimulatedSource.withPrivateStoryCache`).
+    var stories: StoryCache
 
-    init(_ d: ParticipantDescription, seed: UInt64, settings: SimulationSettings) throws {
+    /// `stories` is the memo this participant shares with the others of its source.
+    init(_ d: ParticipantDescription, index: Int, seed: UInt64, settings: SimulationSettings, stories: StoryCache) throws {
         guard !d.id.isEmpty else { throw SimulationError(participant: d.id, message: "empty participant id") }
         guard let home = TimeZone(identifier: d.timeZone) else {
             throw SimulationError(participant: d.id, message: "unknown time zone '\(d.timeZone)' (use an IANA name such as 'Europe/Paris')")
@@ -31,6 +35,8 @@ struct Participant: Sendable {
             throw SimulationError(participant: d.id, message: "the watch device has kind '\(w.kind.rawValue)'")
         }
         id = d.id
+        self.index = index
+        self.stories = stories
         self.seed = seed
         key = RandomKey(mix64(seed ^ 0x5EED_5E45_0000_0001)).with(d.id)
         phone = d.phone
@@ -91,34 +97,57 @@ struct Participant: Sendable {
     }
 }
 
-/// A small thread-safe FIFO memo of day stories.
+/// A small thread-safe FIFO memo of day stories, keyed by participant and local day, holding
+/// at most `capacity` stories whoever asks: its memory is bounded by the capacity, not by
+/// the number of participants that went through it.
 final class StoryCache: @unchecked Sendable {
+    private struct Key: Hashable {
+        var participant: Int
+        var day: Int
+    }
     private let lock = NSLock()
-    private var map: [Int: DayStory] = [:]
-    private var order: [Int] = []
+    private var map: [Key: DayStory] = [:]
+    private var order: [Key] = []
     private var head = 0
     let capacity: Int
 
-    init(capacity: Int) { self.capacity = capacity }
+    init(capacity: Int) { self.capacity = max(1, capacity) }
 
-    func story(_ d: Int, build: () -> DayStory) -> DayStory {
+    /// Participant `p`'s story of day `d`: the memo's, else `build()`'s (then remembered,
+    /// dropping the oldest story when full). `build` runs outside the lock.
+    func story(_ p: Participant, _ d: Int, build: () -> DayStory) -> DayStory {
+        let key = Key(participant: p.index, day: d)
         lock.lock()
-        if let s = map[d] { lock.unlock(); return s }
+        if let s = map[key] { lock.unlock(); return s }
         lock.unlock()
         let s = build()
         lock.lock()
         defer { lock.unlock() }
-        if map[d] == nil {
+        if map[key] == nil {
             if order.count < capacity {
-                order.append(d)
+                order.append(key)
             } else {
                 map[order[head]] = nil
-                order[head] = d
+                order[head] = key
                 head = (head + 1) % capacity
             }
-            map[d] = s
+            map[key] = s
         }
         return s
+    }
+
+    /// Stories held now (for tests).
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return map.count
+    }
+}
+
+extension Participant {
+    /// Day `d`'s story, from the memo when it holds it.
+    func cachedStory(_ d: Int, clock: LocalClock) -> DayStory {
+        stories.story(self, d) { story(d, clock: clock) }
     }
 }
 
@@ -160,7 +189,7 @@ struct RangeView {
         var d = first
         var offs: [Interval] = []
         while d <= last {
-            let s = p.stories.story(d) { p.story(d, clock: clock) }
+            let s = p.cachedStory(d, clock: clock)
             d += 1
             guard s.spanEnd > lo && s.spanStart < hi else { continue }
             stories.append(s)

@@ -75,8 +75,33 @@ struct WriteContext {
         containing(phoneOff, s) ?? containing(watchOff, s)
     }
 
-    func firstSync(atOrAfter x: Double) -> Double {
-        var s = ((x - phase) / period).rounded(.up) * period + phase
+    /// The last watch sync computed by `write(ready:memo:)`: its first candidate slot and result.
+    struct WriteMemo {
+        var slot = Double.nan
+        var write = 0.0
+    }
+
+    /// `write(ready:)`, computing a watch sync once for all rows whose first candidate sync
+    /// slot is the same (the search starts from that slot alone, so the result is the same
+    /// to the bit); phone rows are passed on to `write(ready:)`.
+    @inline(__always)
+    func write(ready r: Double, memo: inout WriteMemo) -> Double {
+        guard kind == .watch else { return write(ready: r) }
+        let slot = syncSlot(atOrAfter: r + lag)
+        if slot == memo.slot { return memo.write }
+        memo = WriteMemo(slot: slot, write: firstSync(fromSlot: slot))
+        return memo.write
+    }
+
+    /// The index of the first sync opportunity at or after `x` (whether the devices are on or not).
+    @inline(__always)
+    func syncSlot(atOrAfter x: Double) -> Double { ((x - phase) / period).rounded(.up) }
+
+    func firstSync(atOrAfter x: Double) -> Double { firstSync(fromSlot: syncSlot(atOrAfter: x)) }
+
+    /// The first sync opportunity with both devices on, from slot `slot` on.
+    func firstSync(fromSlot slot: Double) -> Double {
+        var s = slot * period + phase
         var guardCount = 0
         while let off = syncValid(s), guardCount < 10_000 {
             s = ((off.end - phase) / period).rounded(.up) * period + phase
