@@ -103,16 +103,26 @@ public struct DataCoverage: Sendable, Codable {
         }
     }
 
-    /// Notes the hours of `batch`'s sample times for `participant` (idempotent).
+    /// Notes the hours of `batch`'s sample times for `participant` (idempotent): the set gets
+    /// ⌊t / 3600⌋ of every finite time t (times beyond Int64 hours are left out). Runs of times inside the hour last inserted are
+    /// skipped with two comparisons (the hour's last second still goes the long way, so the
+    /// skip never depends on how t / 3600 rounds there).
     mutating func note(_ batch: SampleBatch, participant: String) {
         guard batch.count > 0 else { return }
-        var set = hours[participant, default: [:]][batch.sensor, default: []]
-        var last = Int64.min
-        for t in batch.times where t.isFinite {
-            let h = Int64((t / 3600).rounded(.down))
-            if h != last { set.insert(h); last = h }
+        var byParticipant = hours.removeValue(forKey: participant) ?? [:]
+        var set = byParticipant.removeValue(forKey: batch.sensor) ?? []
+        var lo = Double.infinity, hi = -Double.infinity
+        batch.times.withUnsafeBufferPointer { times in
+            for t in times where !(t >= lo && t < hi) {
+                let h = (t / 3600).rounded(.down)
+                guard let hour = Int64(exactly: h) else { continue }    // not finite, or beyond any clock
+                set.insert(hour)
+                lo = h * 3600
+                hi = lo + 3599
+            }
         }
-        hours[participant, default: [:]][batch.sensor] = set
+        byParticipant[batch.sensor] = set
+        hours[participant] = byParticipant
     }
 
     /// Hours of each local day of the study holding data: `[sensor: [hours per day]]`,
