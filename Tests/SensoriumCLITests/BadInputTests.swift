@@ -146,21 +146,13 @@ extension SensoriumCLITests {
     func capped(_ args: [String], memoryKiB: Int = 2 << 20, seconds: Int = 60) throws -> (status: Int32, signaled: Bool, stdout: String, stderr: String) {
         let exe = SensoriumCLITests.executable!.path
         let quoted = ([exe] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let out = folder.appendingPathComponent(".capped-out"), err = folder.appendingPathComponent(".capped-err")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -v \(memoryKiB); exec timeout -s KILL \(seconds) \(quoted) >'\(out.path)' 2>'\(err.path)' </dev/null"]
-        process.currentDirectoryURL = folder
         var environment = ProcessInfo.processInfo.environment
         environment["SENSORIUM_STDLIB"] = nil
-        process.environment = environment
-        try process.run()
-        process.waitUntilExit()
-        let stdout = String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self)
-        let stderr = String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self)
+        let outcome = try ChildProcess.run("/bin/sh", ["-c", "ulimit -v \(memoryKiB); exec timeout -s KILL \(seconds) \(quoted) </dev/null"],
+                                           in: folder, environment: environment, timeout: TimeInterval(seconds + 30))
         // timeout(1) exits 124 after killing a hung child and 128 + N for a child killed by signal N.
-        let status = process.terminationStatus
-        return (status, process.terminationReason == .uncaughtSignal || status >= 124, stdout, stderr)
+        return (outcome.status, outcome.signaled || outcome.status >= 124,
+                String(decoding: outcome.stdout, as: UTF8.self), String(decoding: outcome.stderr, as: UTF8.self))
     }
 
     func check(_ cases: [Case]) throws {
@@ -209,43 +201,25 @@ extension SensoriumCLITests {
         while !fm.fileExists(atPath: checkout.appendingPathComponent("stdlib/summary.lua").path) && checkout.path != "/" { checkout.deleteLastPathComponent() }
         try fm.copyItem(at: checkout.appendingPathComponent("stdlib"), to: prefix.appendingPathComponent("share/sensorium/stdlib"))
         try write("elsewhere/study.lua", "local t = require \"time\"\nprint(t.formatDuration(5400))\n")
-        let process = Process()
-        process.executableURL = prefix.appendingPathComponent("bin/sensorium")
-        process.arguments = ["run", "study.lua", "--days", "1", "--participants", "1"]
-        process.currentDirectoryURL = folder.appendingPathComponent("elsewhere")
         var environment = ProcessInfo.processInfo.environment
         environment["SENSORIUM_STDLIB"] = nil
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let outcome = try ChildProcess.run(prefix.appendingPathComponent("bin/sensorium").path,
+                                           ["run", "study.lua", "--days", "1", "--participants", "1"],
+                                           in: folder.appendingPathComponent("elsewhere"), environment: environment, mergeErrors: true)
+        let text = String(decoding: outcome.stdout, as: UTF8.self)
+        XCTAssertEqual(outcome.status, 0, text)
         assertContains(text, "1h 30m")
     }
 }
 
 /// The REPL on a real terminal (tmux): Ctrl-C at the prompt or mid-line drops the line and keeps the session.
 extension SensoriumCLITests {
+    /// `tmux ARGS` on this test's own server (its own socket, no configuration file), so
+    /// no tmux the machine already runs is touched; returns what it printed.
     func tmux(_ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["tmux"] + args
-        // Output goes to a file, not a pipe: the tmux server that `new-session` starts may keep
-        // the client's descriptors, and a pipe would then never reach end-of-file.
-        let file = folder.appendingPathComponent(".tmux-out-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let out = try FileHandle(forWritingTo: file)
-        defer { try? out.close() }
-        p.standardOutput = out
-        p.standardError = out
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        return String(decoding: (try? Data(contentsOf: file)) ?? Data(), as: UTF8.self)
+        let outcome = try ChildProcess.run("/usr/bin/tmux", ["-L", "sensorium-test-\(getpid())", "-f", "/dev/null"] + args,
+                                           mergeErrors: true, timeout: 20)
+        return String(decoding: outcome.stdout, as: UTF8.self)
     }
 
     /// Waits (up to 30 s) until the pane shows `text`; returns the pane.
@@ -266,7 +240,7 @@ extension SensoriumCLITests {
         let exe = SensoriumCLITests.executable!.path
         _ = try tmux(["new-session", "-d", "-s", session, "-x", "250", "-y", "40", "-c", folder.path,
                       "\(exe) repl --days 1 --participants 1 --time-limit 0 --history \(folder.path)/history; echo REPL-ENDED-$?; sleep 30"])
-        defer { _ = try? tmux(["kill-session", "-t", session]) }
+        defer { _ = try? tmux(["kill-server"]) }
         _ = try waitForPane(session, ":help for help")
         // Ctrl-C at an empty prompt. A key sent before the REPL sits in its read is not seen
         // as one at the prompt, so it is sent again until the pane shows it was taken.

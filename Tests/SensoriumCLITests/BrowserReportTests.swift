@@ -25,19 +25,8 @@ final class BrowserReportTests: XCTestCase {
     /// Runs a program to its end; returns its exit status and standard output.
     @discardableResult
     func run(_ executable: String, _ arguments: [String], in directory: URL? = nil) throws -> (Int32, Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let out = folder.appendingPathComponent(".stdout-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: out)
-        defer { try? handle.close(); try? FileManager.default.removeItem(at: out) }
-        process.standardOutput = handle
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try Data(contentsOf: out))
+        let outcome = try ChildProcess.run(executable, arguments, in: directory, timeout: 300)
+        return (outcome.status, outcome.stdout)
     }
 
     func chromium() throws -> String {

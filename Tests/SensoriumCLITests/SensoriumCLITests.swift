@@ -68,47 +68,17 @@ final class SensoriumCLITests: XCTestCase {
                     file: file, line: line)
             throw CocoaError(.fileNoSuchFile)
         }
-        let id = UUID().uuidString
-        let outURL = folder.appendingPathComponent(".out-\(id)")
-        let errURL = folder.appendingPathComponent(".err-\(id)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? out.close()
-            try? err.close()
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = folder
-        process.standardOutput = out
-        process.standardError = err
         var environment = ProcessInfo.processInfo.environment
         environment["SENSORIUM_STDLIB"] = nil
         environment.merge(extra) { _, new in new }
-        process.environment = environment
-        let stdinPipe = Pipe()
-        process.standardInput = stdinPipe
-        try process.run()
-        if let input { stdinPipe.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdinPipe.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        let outcome = try ChildProcess.run(executable.path, arguments, in: folder, environment: environment,
+                                           input: input.map { Data($0.utf8) }, timeout: timeout)
+        if outcome.timedOut {
             XCTFail("sensorium \(arguments.joined(separator: " ")) did not finish within \(timeout) s", file: file, line: line)
         }
-        process.waitUntilExit()
-        let stdout = try Data(contentsOf: outURL)
-        let stderr = try Data(contentsOf: errURL)
-        return Result(status: process.terminationStatus,
-                      stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self), stdoutBytes: stdout)
+        return Result(status: outcome.status,
+                      stdout: String(decoding: outcome.stdout, as: UTF8.self),
+                      stderr: String(decoding: outcome.stderr, as: UTF8.self), stdoutBytes: outcome.stdout)
     }
 
     func assertContains(_ text: String, _ part: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -311,14 +281,7 @@ final class SensoriumCLITests: XCTestCase {
         let script = folder.appendingPathComponent("bytes.lua").path
         let result = try sensorium(["run", "bytes.lua"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        let stock = Process()
-        stock.executableURL = URL(fileURLWithPath: "/usr/bin/lua5.4")
-        stock.arguments = [script]
-        let pipe = Pipe()
-        stock.standardOutput = pipe
-        try stock.run()
-        let expected = pipe.fileHandleForReading.readDataToEndOfFile()
-        stock.waitUntilExit()
+        let expected = try ChildProcess.run("/usr/bin/lua5.4", [script]).stdout
         XCTAssertEqual(Array(expected), Array("caf".utf8) + [0xE9, 0x09, 0xFF, 0x00, 0xFE, 0x09, 0xC0, 0xC0, 0xC0, 0x0A]
                        + Array("1\n".utf8), "stock lua5.4's bytes")
         XCTAssertEqual(Array(result.stdoutBytes), Array(expected))
