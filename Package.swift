@@ -27,13 +27,15 @@ let package = Package(
         // Its Lua (lua/*.lua) is embedded at build time with #embed.
         .target(name: "CLuaShim", dependencies: ["CLua"], exclude: ["lua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaShim", "CivilTime"]),
+        // The study runtime's own Lua (lua/runtime.lua, the prelude), embedded at build time with #embed.
+        .target(name: "CStudyLua", exclude: ["lua"]),
         // Gregorian civil-day arithmetic, shared by the calendar service and os.date; a leaf.
         .target(name: "CivilTime"),
         .target(name: "SensorKitModel", dependencies: ["CivilTime"]),
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
         .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText"]),
+        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText", "CStudyLua"]),
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
         .executableTarget(name: "sensorium", dependencies: [

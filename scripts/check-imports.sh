@@ -20,7 +20,7 @@ allowed() {
     JSONText)       echo "$system" ;;
     LuaHost)        echo "$system CLua CLuaShim CivilTime" ;;
     SensorBackends) echo "$system SensorKitModel JSONText CZlib GRDB" ;;
-    StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText" ;;
+    StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText CStudyLua" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;
     sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;
     *)              echo "?" ;;

@@ -372,6 +372,16 @@ public final class LuaState {
         lua_setglobal(L, name)
     }
 
+    /// A table of Swift functions (a module) that is not a global, held by reference: for
+    /// Lua the host runs, which receives it as an argument. Its functions are listed in
+    /// `hostFunctions` as `name.function`. [-0, +0]
+    public func makeModule(_ name: String, _ functions: [(String, LuaFunction)]) -> LuaReference {
+        for (function, _) in functions { noteHostFunction(name + "." + function) }
+        pushModule(functions)
+        defer { lua_settop(L, -2) }
+        return makeReference(at: -1)
+    }
+
     // MARK: - values
 
     /// Pushes a Swift value. [-0, +1]

@@ -1,3 +1,4 @@
+import CStudyLua
 import Foundation
 import LuaHost
 import SensorKitModel
@@ -11,7 +12,7 @@ final class Bindings {
     let readerClass = LuaClass<Reader>("SRSensorReader")
     let sampleSetClass = LuaClass<SampleSet>("SampleSet")
     let groupsClass = LuaClass<GroupedSet>("GroupedSampleSet")
-    /// The prelude's `deliver(reader, method, ...)`: calls a delegate method if present.
+    /// The prelude's (`CStudyLua/lua/runtime.lua`) `deliver(id, method, ...)`: calls a delegate method if present.
     var deliver: LuaReference?
     /// The prelude's error constructor: `make_error(code, name, domain, message, underlying)`.
     var makeError: LuaReference?
@@ -47,108 +48,42 @@ final class Bindings {
         state.registerModule("schedule", b.scheduleFunctions())
         state.registerModule("report", b.reportFunctions() + [b.findingFunction()] + b.chartFunctions())
         b.installTestBuiltins()
-        state.registerModule("__runtime", b.runtimeFunctions())
-        let prelude = try state.execute(Bindings.prelude, chunkName: "=runtime")
-        func function(_ i: Int) -> LuaReference? {
-            prelude.dropFirst(i).first.flatMap { if case .function(let f) = $0 { f } else { nil } }
+        let prelude = try b.runPrelude()
+        b.deliver = try prelude.function("deliver")
+        b.makeError = try prelude.function("make_error")
+        b.setField = try prelude.function("set_field")
+        b.registerReader = try prelude.function("register_reader")
+        b.getDelegate = try prelude.function("get_delegate")
+        b.setDelegate = try prelude.function("set_delegate")
+        b.pinReader = try prelude.function("pin")
+        b.unpinReader = try prelude.function("unpin")
+    }
+
+    /// Runs the runtime prelude (`CStudyLua/lua/runtime.lua`, embedded at build time) with
+    /// the runtime's host functions (`__runtime`) as its argument, and returns the table of
+    /// functions it hands back. Throws the prelude's error (a `LuaError`), or when it does
+    /// not return a table.
+    func runPrelude() throws -> LuaTable {
+        let state = run.state
+        let runtime = state.makeModule("__runtime", runtimeFunctions())
+        var size = 0
+        let text = cstudylua_runtime_source(&size)!
+        let source = String(decoding: UnsafeRawBufferPointer(start: text, count: size), as: UTF8.self)
+        let results = try state.execute(source, chunkName: "=runtime", arguments: [.reference(runtime)])
+        guard let table = results.first?.tableValue else {
+            throw LuaError(kind: .runtime, message: "runtime: the prelude did not return a table of functions")
         }
-        b.deliver = function(0)
-        b.makeError = function(1)
-        b.setField = function(2)
-        b.registerReader = function(3)
-        b.getDelegate = function(4)
-        b.setDelegate = function(5)
-        b.pinReader = function(6)
-        b.unpinReader = function(7)
+        return table
     }
+}
 
-    /// Lua-side pieces of the runtime: delegate delivery, SensorKit error values, the
-    /// `time` and `log` modules, and the duration helpers. Returns deliver, make_error, set_field.
-    static let prelude = #"""
-    local rt = __runtime
-    __runtime = nil
-
-    -- Readers. The runtime holds none strongly, so a reader the protocol drops is
-    -- collected, with its delegate (even when the delegate's callbacks refer to the
-    -- reader: `delegates` has weak keys). While a callback for a reader is queued the
-    -- reader is pinned, so a fetch or recording the protocol started still reports.
-    local live = setmetatable({}, { __mode = "v" })        -- id -> reader
-    local delegates = setmetatable({}, { __mode = "k" })   -- reader -> delegate table
-    local pinned = {}                                      -- id -> reader, callbacks queued
-    local function register_reader(id, reader) live[id] = reader end
-    local function get_delegate(reader) return delegates[reader] end
-    local function set_delegate(reader, delegate) delegates[reader] = delegate end
-    local function pin(id) pinned[id] = live[id] end
-    local function unpin(id) pinned[id] = nil end
-
-    -- deliver(id, method, ...): calls the reader's delegate[method](reader, ...) if present.
-    -- Returns the method's first result and true, or nil and false when there is none
-    -- (also when the reader was collected).
-    local function deliver(id, method, ...)
-      local reader = pinned[id] or live[id]
-      if reader == nil then return nil, false end
-      local delegate = delegates[reader]
-      if delegate == nil then return nil, false end
-      local fn = delegate[method]
-      if fn == nil then return nil, false end
-      return (fn(reader, ...)), true
-    end
-
-    -- SensorKit errors are tables: { code, name, domain, message, underlying }.
-    local error_mt = {
-      __tostring = function(e)
-        local text = string.format("%s %d (%s): %s", e.domain, e.code, e.name, e.message)
-        if e.underlying then text = text .. " [underlying: " .. tostring(e.underlying) .. "]" end
-        return text
-      end,
-      __name = "SRError",
+extension LuaTable {
+    /// The function in field `name` of a table the runtime's own Lua returned; throws
+    /// when the field is missing or not a function (runtime.lua and Swift disagree).
+    func function(_ name: String) throws -> LuaReference {
+        guard case .function(let f)? = self[name] else {
+            throw LuaError(kind: .runtime, message: "runtime: the prelude's table has no function '\(name)'")
+        }
+        return f
     }
-    local function make_error(code, name, domain, message, underlying)
-      return setmetatable({ code = code, name = name, domain = domain, message = message, underlying = underlying }, error_mt)
-    end
-
-    -- Error codes by name (SRErrorCode.known, defined in the model).
-    local sk = sensorkit
-    sk.errors = rt.error_codes()
-    sk.isError = function(v) return getmetatable(v) == error_mt end
-
-    -- Durations in seconds.
-    function seconds(n) return n end
-    function minutes(n) return n * 60 end
-    function hours(n) return n * 3600 end
-    function days(n) return n * 86400 end
-
-    -- time: the participant's virtual wall clock and local calendar.
-    time = {
-      now = function() return os.time() end,
-      day = rt.day,                       -- "YYYY-MM-DD" of a time (default now), local
-      startOfDay = rt.start_of_day,       -- start of the local day of a time
-      hour = function(t) return tonumber(os.date("%H", t or os.time())) end,
-      format = function(t, fmt) return os.date(fmt or "%Y-%m-%d %H:%M", t) end,
-      timezone = rt.timezone,
-      duration = rt.duration,             -- "26h" → 93600
-      parse = rt.parse,                   -- "2026-03-02 09:00" (local) → seconds
-      studyStart = rt.study_start,
-      studyEnd = rt.study_end,
-      seconds = seconds, minutes = minutes, hours = hours, days = days,
-    }
-
-    -- log: lines in the run's output, stamped with participant and local time.
-    local function logger(level)
-      return function(fmt, ...)
-        local text = tostring(fmt)
-        if select("#", ...) > 0 then
-          local ok, formatted = pcall(string.format, fmt, ...)
-          if not ok then error("log." .. level .. ": " .. formatted, 2) end   -- at the protocol's line
-          text = formatted
-        end
-        rt.log(level, text)
-      end
-    end
-    log = { info = logger("info"), warn = logger("warn"), error = logger("error") }
-
-    local function set_field(t, k, v) t[k] = v end
-
-    return deliver, make_error, set_field, register_reader, get_delegate, set_delegate, pin, unpin
-    """#
 }

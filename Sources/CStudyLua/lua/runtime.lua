@@ -1,0 +1,108 @@
+-- runtime.lua — the Lua side of the study runtime (StudyRuntime/Bindings.swift runs it
+-- once per participant, after the study API's host functions are registered).
+--
+-- Called with one argument: `rt`, the runtime's internal host functions (day,
+-- start_of_day, timezone, duration, parse, study_start, study_end, error_codes, log).
+-- Reads the global `sensorkit` (adds `errors` and `isError`); defines the globals
+-- `time`, `log`, `seconds`, `minutes`, `hours` and `days`.
+--
+-- Returns one table, the pieces the host calls back into:
+--   deliver(id, method, ...)         calls reader id's delegate[method](reader, ...)
+--   make_error(code, name, domain, message, underlying)   a SensorKit error value
+--   set_field(t, k, v)               t[k] = v (a fetch request's write-back)
+--   register_reader(id, reader)      the reader's id, weakly
+--   get_delegate(reader), set_delegate(reader, delegate)
+--   pin(id), unpin(id)               keep a reader alive while its callbacks are queued
+local rt = ...
+
+-- Readers. The runtime holds none strongly, so a reader the protocol drops is
+-- collected, with its delegate (even when the delegate's callbacks refer to the
+-- reader: `delegates` has weak keys). While a callback for a reader is queued the
+-- reader is pinned, so a fetch or recording the protocol started still reports.
+local live = setmetatable({}, { __mode = "v" })        -- id -> reader
+local delegates = setmetatable({}, { __mode = "k" })   -- reader -> delegate table
+local pinned = {}                                      -- id -> reader, callbacks queued
+local function register_reader(id, reader) live[id] = reader end
+local function get_delegate(reader) return delegates[reader] end
+local function set_delegate(reader, delegate) delegates[reader] = delegate end
+local function pin(id) pinned[id] = live[id] end
+local function unpin(id) pinned[id] = nil end
+
+-- deliver(id, method, ...): calls the reader's delegate[method](reader, ...) if present.
+-- Returns the method's first result and true, or nil and false when there is none
+-- (also when the reader was collected).
+local function deliver(id, method, ...)
+  local reader = pinned[id] or live[id]
+  if reader == nil then return nil, false end
+  local delegate = delegates[reader]
+  if delegate == nil then return nil, false end
+  local fn = delegate[method]
+  if fn == nil then return nil, false end
+  return (fn(reader, ...)), true
+end
+
+-- SensorKit errors are tables: { code, name, domain, message, underlying }.
+local error_mt = {
+  __tostring = function(e)
+    local text = string.format("%s %d (%s): %s", e.domain, e.code, e.name, e.message)
+    if e.underlying then text = text .. " [underlying: " .. tostring(e.underlying) .. "]" end
+    return text
+  end,
+  __name = "SRError",
+}
+local function make_error(code, name, domain, message, underlying)
+  return setmetatable({ code = code, name = name, domain = domain, message = message, underlying = underlying }, error_mt)
+end
+
+-- Error codes by name (SRErrorCode.known, defined in the model).
+local sk = sensorkit
+sk.errors = rt.error_codes()
+sk.isError = function(v) return getmetatable(v) == error_mt end
+
+-- Durations in seconds.
+function seconds(n) return n end
+function minutes(n) return n * 60 end
+function hours(n) return n * 3600 end
+function days(n) return n * 86400 end
+
+-- time: the participant's virtual wall clock and local calendar.
+time = {
+  now = function() return os.time() end,
+  day = rt.day,                       -- "YYYY-MM-DD" of a time (default now), local
+  startOfDay = rt.start_of_day,       -- start of the local day of a time
+  hour = function(t) return tonumber(os.date("%H", t or os.time())) end,
+  format = function(t, fmt) return os.date(fmt or "%Y-%m-%d %H:%M", t) end,
+  timezone = rt.timezone,
+  duration = rt.duration,             -- "26h" → 93600
+  parse = rt.parse,                   -- "2026-03-02 09:00" (local) → seconds
+  studyStart = rt.study_start,
+  studyEnd = rt.study_end,
+  seconds = seconds, minutes = minutes, hours = hours, days = days,
+}
+
+-- log: lines in the run's output, stamped with participant and local time.
+local function logger(level)
+  return function(fmt, ...)
+    local text = tostring(fmt)
+    if select("#", ...) > 0 then
+      local ok, formatted = pcall(string.format, fmt, ...)
+      if not ok then error("log." .. level .. ": " .. formatted, 2) end   -- at the protocol's line
+      text = formatted
+    end
+    rt.log(level, text)
+  end
+end
+log = { info = logger("info"), warn = logger("warn"), error = logger("error") }
+
+local function set_field(t, k, v) t[k] = v end
+
+return {
+  deliver = deliver,
+  make_error = make_error,
+  set_field = set_field,
+  register_reader = register_reader,
+  get_delegate = get_delegate,
+  set_delegate = set_delegate,
+  pin = pin,
+  unpin = unpin,
+}
