@@ -23,6 +23,37 @@ public struct LuaCall {
 
     public func isNil(_ i: Int32) -> Bool { luashim_isnoneornil(L, i) != 0 }
 
+    /// `"file:line"` of the innermost running Lua function with line information (the
+    /// script line that called this Swift function, through any C frames), the file as
+    /// the chunk was named when loaded (its path, not shortened); nil when no such frame
+    /// exists. Reads the stack only:
+    /// `lua_getstack`/`lua_getinfo("Sl")` neither raise nor allocate.
+    public func scriptPosition() -> String? {
+        var ar = lua_Debug()
+        var level: Int32 = 1
+        while lua_getstack(L, level, &ar) != 0 {
+            _ = lua_getinfo(L, "Sl", &ar)
+            if ar.currentline > 0, let source = ar.source {
+                var name = String(cString: source)
+                if name.hasPrefix("@") || name.hasPrefix("=") { name.removeFirst() }
+                return "\(name):\(ar.currentline)"
+            }
+            level += 1
+        }
+        return nil
+    }
+
+    /// Whether table argument `i` holds a value other than nil under `key`, read raw (no
+    /// metamethods run). Stack: unchanged. A non-table argument answers false.
+    public func hasRawField(_ i: Int32, _ key: String) -> Bool {
+        guard lua_type(L, i) == LUA_TTABLE else { return false }
+        let table = lua_absindex(L, i)
+        push(key)
+        let type = lua_rawget(L, table)
+        lua_settop(L, -2)
+        return type != LUA_TNIL
+    }
+
     // MARK: reading arguments (throwing Lua-style "bad argument" errors)
 
     public func double(_ i: Int32) throws -> Double {

@@ -51,7 +51,7 @@ extension Bindings {
         var table: [String: LuaValue] = [:]
         run.enrolment.readers = []
         for sensor in sensors {
-            let reader = try makeReader(call, sensor: sensor, stream: .samples)
+            let reader = try makeReader(call, sensor: sensor, stream: .samples, byRuntime: true)
             table[sensor.rawValue] = .reference(call.reference(-1))
             call.state.top -= 1
             run.enrolment.readers.append(WeakReader(reader))
@@ -81,7 +81,7 @@ extension Bindings {
         case .authorized:
             let outcome = run.model.startRecording(r.sensor, stream: r.stream)
             if case .failed(let e) = outcome { run.log("warn", "\(r.sensor.rawValue): cannot record: \(e)") }
-            try deliverRecording(r, outcome, success: "willStartRecording", failure: "startRecordingFailedWithError")
+            try deliverRecording(r, outcome, "startRecording", success: "willStartRecording", failure: "startRecordingFailedWithError")
         case .denied:
             run.log("warn", "\(r.sensor.rawValue) is denied: not recorded")
         case .notDetermined:

@@ -123,6 +123,8 @@ public final class ParticipantRun {
     public let report: ReportBook
     let output: (String) -> Void
     var readers: [WeakReader] = []
+    /// What the warnings about unheard readers remember (`ReaderWarnings`).
+    var readerWarnings = ReaderWarnings()
     var studyDeclared = false
     /// How the protocol enrols (`study{ enrol = … }`) and the readers of its declared sensors.
     var enrolment = Enrolment()
@@ -163,9 +165,11 @@ public final class ParticipantRun {
     }
 
     /// Runs the protocol's top level, then every event until the study ends.
+    /// At the end, warns about readers the protocol made and never used.
     public func run() throws {
         try runTopLevel()
         try drain(until: settings.end)
+        warnUnusedReaders()
     }
 
     /// Runs only the protocol's top level (declarations, readers, schedules).
@@ -276,7 +280,8 @@ public final class ParticipantRun {
     /// Tells every live reader of a changed sensor (`didChangeAuthorizationStatus`).
     /// Readers the protocol dropped and the collector reclaimed are no longer told.
     func notify(_ changes: [StatusChange]) throws {
-        readers.removeAll { $0.reader == nil }
+        pruneReaders()
+        warnUnheardStatusChanges(changes)
         for change in changes {
             for weak in readers {
                 guard let reader = weak.reader, reader.sensor == change.sensor else { continue }
@@ -303,5 +308,10 @@ public final class ParticipantRun {
 
 final class WeakReader {
     weak var reader: Reader?
-    init(_ reader: Reader) { self.reader = reader }
+    /// The reader's record, kept after it is collected.
+    let record: ReaderRecord
+    init(_ reader: Reader) {
+        self.reader = reader
+        self.record = reader.record
+    }
 }

@@ -5,41 +5,55 @@ import SensorKitModel
 /// delegate, and samples as Lua rows.
 extension Bindings {
     func defineReader() {
-        readerClass.describe = { "SRSensorReader(\($0.stream == .samples ? $0.sensor.rawValue : $0.sensor.rawValue + ".tombstones"))" }
-        readerClass.property("sensor", get: { r, call in call.push(r.sensor.rawValue) })
-        readerClass.property("authorizationStatus", get: { [unowned self] r, call in call.push(self.run.model.status(r.sensor).name) })
+        readerClass.describe = { "SRSensorReader(\($0.name))" }
+        readerClass.property("sensor", get: { r, call in
+            r.record.used = true
+            call.push(r.sensor.rawValue)
+        })
+        readerClass.property("authorizationStatus", get: { [unowned self] r, call in
+            r.record.used = true
+            call.push(self.run.model.status(r.sensor).name)
+        })
         // The delegate lives in a table with weak keys (an ephemeron table) keyed by the
         // reader's userdata, so a delegate whose callbacks refer to the reader does not
         // keep it alive.
-        readerClass.property("delegate", get: { [unowned self] _, call in
+        readerClass.property("delegate", get: { [unowned self] r, call in
+            r.record.used = true
             guard let get = self.getDelegate else { call.pushNil(); return }
             call.push(get)
             call.push(call.reference(1))
             try call.state.pcall(arguments: 1, results: 1)
-        }, set: { [unowned self] _, call, i in
+        }, set: { [unowned self] r, call, i in
             guard call.isNil(i) || call.typeName(i) == "table" else {
                 throw LuaScriptError("reader.delegate must be a table of callbacks, got \(call.typeName(i))")
             }
+            r.record.used = true
+            r.record.hasDelegate = !call.isNil(i)
+            r.record.delegateHearsStatus = call.hasRawField(i, "didChangeAuthorizationStatus")
             guard let set = self.setDelegate else { return }
             try self.run.state.call(set, [.reference(call.reference(1)), .reference(call.reference(i))], results: 0)
         })
         readerClass.method("startRecording") { [unowned self] r, _ in
+            r.record.used = true
             let outcome = self.run.model.startRecording(r.sensor, stream: r.stream)
-            try self.deliverRecording(r, outcome, success: "willStartRecording", failure: "startRecordingFailedWithError")
+            try self.deliverRecording(r, outcome, "startRecording", success: "willStartRecording", failure: "startRecordingFailedWithError")
             return 0
         }
         readerClass.method("stopRecording") { [unowned self] r, _ in
+            r.record.used = true
             let outcome = self.run.model.stopRecording(r.sensor, stream: r.stream)
-            try self.deliverRecording(r, outcome, success: "didStopRecording", failure: "stopRecordingFailedWithError")
+            try self.deliverRecording(r, outcome, "stopRecording", success: "didStopRecording", failure: "stopRecordingFailedWithError")
             return 0
         }
         readerClass.method("fetch") { [unowned self] r, call in
+            r.record.used = true
             let request = try self.request(call, 2)
             try self.warnWithoutDelegate(r, call, "fetch")
             try self.startFetch(r, request, call.reference(2))
             return 0
         }
         readerClass.method("fetchDevices") { [unowned self] r, call in
+            r.record.used = true
             try self.warnWithoutDelegate(r, call, "fetchDevices")
             let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
             try self.run.deliver(to: r) { [unowned self] in
@@ -54,6 +68,7 @@ extension Bindings {
             return 0
         }
         readerClass.method("samples") { [unowned self] r, call in
+            r.record.used = true
             let request = try self.request(call, 2)
             switch self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source) {
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
@@ -77,6 +92,7 @@ extension Bindings {
             return 1
         }
         readerClass.method("devices") { [unowned self] r, call in
+            r.record.used = true
             switch self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source) {
             case .devices(let devices): call.push(.array(devices.map(self.deviceValue)))
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
@@ -105,16 +121,19 @@ extension Bindings {
         let delegate = try run.state.call(get, [.reference(call.reference(1))], results: 1)
         guard delegate.first?.isNil ?? true else { return }
         r.warnedNoDelegate = true
-        let name = r.stream == .samples ? r.sensor.rawValue : r.sensor.rawValue + ".tombstones"
-        run.log("warn", "\(operation)() on an SRSensorReader(\(name)) that has no delegate: its answers arrive only as "
+        run.log("warn", "\(operation)() on an SRSensorReader(\(r.name)) that has no delegate: its answers arrive only as "
             + "delegate callbacks and are lost (set reader.delegate, or use reader:samples / reader:devices)")
     }
 
-    func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, success: String, failure: String) throws {
+    /// Queues the outcome of `startRecording`/`stopRecording` (`operation`) for the reader's
+    /// delegate; a failure on a reader without one is warned about (`warnUnheardFailure`).
+    func deliverRecording(_ r: Reader, _ outcome: RecordingOutcome, _ operation: String, success: String, failure: String) throws {
         try run.deliver(to: r) { [unowned self] in
             switch outcome {
             case .willStart, .didStop: try self.run.callDelegate(r, success, [])
-            case .failed(let e): try self.run.callDelegate(r, failure, [try self.errorValue(e)])
+            case .failed(let e):
+                self.run.warnUnheardFailure(r, operation, failure, e)
+                try self.run.callDelegate(r, failure, [try self.errorValue(e)])
             case .ignored: break
             }
         }
@@ -259,10 +278,44 @@ public final class Reader {
     var recordsOnGrant = false
     /// The no-delegate warning was given (`warnWithoutDelegate`).
     var warnedNoDelegate = false
+    /// What the runtime keeps of the reader after it is collected, for its warnings.
+    let record: ReaderRecord
 
-    init(sensor: Sensor, stream: FetchStream, id: Int64) {
+    init(sensor: Sensor, stream: FetchStream, id: Int64, record: ReaderRecord) {
         self.sensor = sensor
         self.stream = stream
         self.id = id
+        self.record = record
     }
+
+    /// `"ambientLightSensor"`, or `"ambientLightSensor.tombstones"` for the deletion records.
+    var name: String { stream == .samples ? sensor.rawValue : sensor.rawValue + ".tombstones" }
+}
+
+/// What the runtime remembers of a reader for the warnings about callbacks that reach no
+/// one (`ReaderWarnings`): where the protocol made it, whether the protocol ever used it
+/// and whether it has a delegate. Outlives the reader: a collected reader's record says
+/// whose callbacks are lost.
+final class ReaderRecord {
+    let sensor: Sensor
+    /// `SRSensorReader(name)` as the protocol sees it.
+    let title: String
+    /// `"protocol.lua:12"`: the script line that made the reader; nil for the runtime's own
+    /// readers (declarative enrolment), which the warnings leave alone.
+    let madeAt: String?
+    /// The protocol set its delegate, read a property or called a method.
+    var used = false
+    /// The reader's delegate is a table (not nil).
+    var hasDelegate = false
+    /// When the delegate was set, it had a `didChangeAuthorizationStatus` callback.
+    var delegateHearsStatus = false
+
+    init(sensor: Sensor, title: String, madeAt: String?) {
+        self.sensor = sensor
+        self.title = title
+        self.madeAt = madeAt
+    }
+
+    /// `"SRSensorReader(ambientLightSensor) made at protocol.lua:12"`.
+    var described: String { title + (madeAt.map { " made at " + $0 } ?? "") }
 }

@@ -138,14 +138,16 @@ extension Bindings {
     /// Creates a reader and pushes its userdata (stack: +1). The runtime holds it only
     /// weakly (see `Reader`); its sensor's status changes reach it from now on.
     @discardableResult
-    func makeReader(_ call: LuaCall, sensor: Sensor, stream: FetchStream) throws -> Reader {
-        let reader = Reader(sensor: sensor, stream: stream, id: nextReaderID)
+    func makeReader(_ call: LuaCall, sensor: Sensor, stream: FetchStream, byRuntime: Bool = false) throws -> Reader {
+        let name = stream == .samples ? sensor.rawValue : sensor.rawValue + ".tombstones"
+        let record = ReaderRecord(sensor: sensor, title: "SRSensorReader(\(name))", madeAt: byRuntime ? nil : call.scriptPosition() ?? "?")
+        let reader = Reader(sensor: sensor, stream: stream, id: nextReaderID, record: record)
         nextReaderID += 1
         call.push(reader, as: readerClass)
         if let register = registerReader {
             try run.state.call(register, [.integer(reader.id), .reference(call.reference(-1))], results: 0)
         }
-        run.readers.removeAll { $0.reader == nil }
+        run.pruneReaders()
         run.readers.append(WeakReader(reader))
         return reader
     }

@@ -73,3 +73,78 @@ final class ApiEdgeTests: XCTestCase {
             + "its answers arrive only as delegate callbacks and are lost (set reader.delegate, or use reader:samples / reader:devices)"])
     }
 }
+
+/// Readers whose callbacks reach no one warn, once per script line that made them
+/// (docs/lua-api.md "sensorkit.reader"): a reader never used, a recording failure on a
+/// reader without a delegate, a status change missed by a collected reader's delegate.
+final class UnheardReaderTests: XCTestCase {
+    func testAReaderDroppedUnusedWarnsAtTheEndOncePerLine() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor", "heartRate" })
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.reader "ambientLightSensor"
+        for _ = 1, 3 do sensorkit.reader "heartRate" end
+        local status = sensorkit.reader("heartRate").authorizationStatus   -- used: a property read
+        local kept = sensorkit.reader "ambientLightSensor.tombstones"       -- kept for later: no warning
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.every("1h", function() if kept == nil then print("unreachable") end end)
+        """#, days: 1)
+        XCTAssertEqual(o.logLines.map { $0.replacingOccurrences(of: h.folder.path + "/", with: "") }, [
+            "[P1 2026-03-03 00:00] warn: SRSensorReader(ambientLightSensor) made at protocol.lua:4 was dropped unused: no reference kept, "
+                + "no delegate set, no method called, so no callback ever reached it; keep the reader in a variable and set its delegate or call its methods, or remove the line",
+            "[P1 2026-03-03 00:00] warn: 3 readers like SRSensorReader(heartRate) made at protocol.lua:5 were dropped unused: no reference kept, "
+                + "no delegate set, no method called, so no callback ever reached it; keep the reader in a variable and set its delegate or call its methods, or remove the line",
+        ])
+    }
+
+    func testARecordingFailureOnAReaderWithoutADelegateWarnsOnce() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        local heard = sensorkit.reader "ambientLightSensor"
+        heard.delegate = { startRecordingFailedWithError = function(_, e) T.log("heard", T.err(e)) end }
+        light:startRecording()                        -- not authorized: fails, nobody is told
+        light:startRecording()                        -- the same reader: warned already
+        heard:startRecording()                        -- its delegate hears it
+        """#, days: 1)
+        XCTAssertEqual(o.lines, ["heard 1"])
+        XCTAssertEqual(o.logLines.map { $0.replacingOccurrences(of: h.folder.path + "/", with: "") }, [
+            "[P1 2026-03-02 00:00] warn: startRecording() failed on SRSensorReader(ambientLightSensor) made at protocol.lua:3, which has no delegate "
+                + "to tell (startRecordingFailedWithError): noAuthorization — not authorized for ambientLightSensor (status notDetermined); set reader.delegate to hear of it",
+        ])
+    }
+
+    func testAStatusChangeMissedByACollectedReadersDelegateWarnsOnce() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor" })
+        local kept = sensorkit.reader "ambientLightSensor"
+        kept.delegate = { didChangeAuthorizationStatus = function(_, s) T.log("kept", s) end }
+        local function listen()
+          local r = sensorkit.reader "ambientLightSensor"
+          r.delegate = { didChangeAuthorizationStatus = function(_, s) T.log("dropped", s) end }
+        end
+        listen()
+        local quiet = sensorkit.reader "ambientLightSensor"
+        quiet.delegate = { didFetchResult = function() end }      -- hears no status changes
+        quiet = nil
+        collectgarbage(); collectgarbage()
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() kept:startRecording() end)
+        """#, scenario: #"""
+        return { participants = { { id = "P1", events = {
+          { revoke = "ambientLightSensor", at = "day 2 12:00" },
+        } } } }
+        """#, days: 2)
+        XCTAssertEqual(o.lines, ["kept authorized", "kept denied"])
+        XCTAssertEqual(o.logLines.map { $0.replacingOccurrences(of: h.folder.path + "/", with: "") }, [
+            "[P1 2026-03-02 00:00] warn: SRSensorReader(ambientLightSensor) made at protocol.lua:6 was not told that ambientLightSensor is now "
+                + "authorized (didChangeAuthorizationStatus): the protocol kept no reference to the reader, so it was collected with its delegate; "
+                + "keep a reader in a variable for as long as its callbacks matter",
+        ])
+    }
+}
