@@ -18,7 +18,23 @@ public enum Quantiles {
     /// Several R type 7 quantiles of `values` (NaN-free; reordered in place) from one
     /// selection; NaN for each q outside 0…1, and for all when `values` is empty.
     public static func of(_ values: inout [Double], _ qs: [Double]) -> [Double] {
-        let n = values.count
+        interpolated(count: values.count, qs) { orderStatistics(&values, $0) }
+    }
+
+    /// The same quantiles of the values in `pool`, selected where they lie: a large pool is
+    /// never joined into one array (its radix pass reads the segments), a small one is.
+    static func of(_ pool: ValuePool, _ qs: [Double]) -> [Double] {
+        interpolated(count: pool.count, qs) { ranks in
+            if pool.count >= radixThreshold { return radixSelect(segments: pool.segments, ranks) }
+            var values = pool.segments.flatMap { $0 }
+            return orderStatistics(&values, ranks)
+        }
+    }
+
+    /// R type 7 interpolation between the order statistics that `select` returns for the
+    /// ranks it is given (ascending, distinct); NaN for each q outside 0…1, and for all when
+    /// `count` is 0.
+    private static func interpolated(count n: Int, _ qs: [Double], _ select: ([Int]) -> [Double]) -> [Double] {
         guard n > 0 else { return qs.map { _ in .nan } }
         var ranks: [Int] = []
         for q in qs where q >= 0 && q <= 1 {
@@ -27,7 +43,7 @@ public enum Quantiles {
             ranks.append(Swift.min(lo + 1, n - 1))
         }
         let wanted = Array(Set(ranks)).sorted()
-        let stats = orderStatistics(&values, wanted)
+        let stats = select(wanted)
         var at: [Int: Double] = [:]
         for (k, v) in zip(wanted, stats) { at[k] = v }
         return qs.map { q in
@@ -62,53 +78,70 @@ public enum Quantiles {
     /// One radix step: buckets of the 16 bits below the keys' common high bits, counted;
     /// the buckets holding wanted ranks gathered; each finished by quickselect.
     static func radixSelect(_ values: [Double], _ ranks: [Int]) -> [Double] {
-        values.withUnsafeBufferPointer { v in
-            var lo = UInt64.max, hi = UInt64.min
-            for x in v { let k = key(x); lo = Swift.min(lo, k); hi = Swift.max(hi, k) }
-            let span = hi - lo
-            if span == 0 { return ranks.map { _ in v[0] } }
-            let shift = UInt64(Swift.max(0, (UInt64.bitWidth - span.leadingZeroBitCount) - 16))
-            let buckets = Int(span >> shift) + 1
-            var counts = [Int](repeating: 0, count: buckets)
-            counts.withUnsafeMutableBufferPointer { c in
-                for x in v { c[Int((key(x) &- lo) >> shift)] += 1 }
+        radixSelect(segments: [values], ranks)
+    }
+
+    /// `radixSelect` over values kept in segments (read only, never joined).
+    static func radixSelect(segments: [[Double]], _ ranks: [Int]) -> [Double] {
+        var lo = UInt64.max, hi = UInt64.min
+        var first = Double.nan
+        for segment in segments {
+            segment.withUnsafeBufferPointer { v in
+                for x in v { let k = key(x); lo = Swift.min(lo, k); hi = Swift.max(hi, k) }
             }
-            // Which bucket holds each rank, and how many values lie in lower buckets.
-            var slotOf = [Int32](repeating: -1, count: buckets)
-            var slotBase: [Int] = [], slotSize: [Int] = []
-            var rankSlot: [Int] = []
-            var b = 0, below = 0
-            for r in ranks {
-                while below + counts[b] <= r { below += counts[b]; b += 1 }
-                if slotOf[b] < 0 {
-                    slotOf[b] = Int32(slotBase.count)
-                    slotBase.append(below)
-                    slotSize.append(counts[b])
-                }
-                rankSlot.append(Int(slotOf[b]))
-            }
-            var gathered = slotSize.map { size -> [Double] in
-                var a: [Double] = []
-                a.reserveCapacity(size)
-                return a
-            }
-            slotOf.withUnsafeBufferPointer { s in
-                for x in v {
-                    let slot = s[Int((key(x) &- lo) >> shift)]
-                    if slot >= 0 { gathered[Int(slot)].append(x) }
-                }
-            }
-            var out = [Double](repeating: .nan, count: ranks.count)
-            for slot in gathered.indices {
-                let mine = ranks.indices.filter { rankSlot[$0] == slot }
-                let local = mine.map { ranks[$0] - slotBase[slot] }
-                gathered[slot].withUnsafeMutableBufferPointer { buf in
-                    select(buf, 0, buf.count, local[...], depth: 2 * (Int.bitWidth - buf.count.leadingZeroBitCount))
-                    for (i, r) in zip(mine, local) { out[i] = buf[r] }
-                }
-            }
-            return out
+            if first.isNaN, let x = segment.first { first = x }
         }
+        let span = hi - lo
+        if span == 0 { return ranks.map { _ in first } }
+        let shift = UInt64(Swift.max(0, (UInt64.bitWidth - span.leadingZeroBitCount) - 16))
+        let buckets = Int(span >> shift) + 1
+        var counts = [Int](repeating: 0, count: buckets)
+        counts.withUnsafeMutableBufferPointer { c in
+            for segment in segments {
+                segment.withUnsafeBufferPointer { v in
+                    for x in v { c[Int((key(x) &- lo) >> shift)] += 1 }
+                }
+            }
+        }
+        // Which bucket holds each rank, and how many values lie in lower buckets.
+        var slotOf = [Int32](repeating: -1, count: buckets)
+        var slotBase: [Int] = [], slotSize: [Int] = []
+        var rankSlot: [Int] = []
+        var b = 0, below = 0
+        for r in ranks {
+            while below + counts[b] <= r { below += counts[b]; b += 1 }
+            if slotOf[b] < 0 {
+                slotOf[b] = Int32(slotBase.count)
+                slotBase.append(below)
+                slotSize.append(counts[b])
+            }
+            rankSlot.append(Int(slotOf[b]))
+        }
+        var gathered = slotSize.map { size -> [Double] in
+            var a: [Double] = []
+            a.reserveCapacity(size)
+            return a
+        }
+        slotOf.withUnsafeBufferPointer { s in
+            for segment in segments {
+                segment.withUnsafeBufferPointer { v in
+                    for x in v {
+                        let slot = s[Int((key(x) &- lo) >> shift)]
+                        if slot >= 0 { gathered[Int(slot)].append(x) }
+                    }
+                }
+            }
+        }
+        var out = [Double](repeating: .nan, count: ranks.count)
+        for slot in gathered.indices {
+            let mine = ranks.indices.filter { rankSlot[$0] == slot }
+            let local = mine.map { ranks[$0] - slotBase[slot] }
+            gathered[slot].withUnsafeMutableBufferPointer { buf in
+                select(buf, 0, buf.count, local[...], depth: 2 * (Int.bitWidth - buf.count.leadingZeroBitCount))
+                for (i, r) in zip(mine, local) { out[i] = buf[r] }
+            }
+        }
+        return out
     }
 
     /// Rearranges `p[lo..<hi]` so that every rank in `ranks` (ascending, within lo..<hi)
@@ -184,5 +217,34 @@ public enum Quantiles {
         let m = lo + n / 2
         return med(med(p[lo], p[lo + s], p[lo + 2 * s]), med(p[m - s], p[m], p[m + s]),
                    med(p[hi - 1 - 2 * s], p[hi - 1 - s], p[hi - 1]))
+    }
+}
+
+/// Values gathered for quantiles, in segments of fixed size: growing never copies what is
+/// held, and never holds the values twice (a doubling Array does, briefly, at every growth:
+/// a day of 50 Hz magnitudes, 35 MB, would reach ~100 MB).
+struct ValuePool {
+    static let segmentSize = 1 << 16
+    private var full: [[Double]] = []
+    /// The segment being filled.
+    private var tail: [Double] = []
+    private(set) var count = 0
+
+    init() {}
+
+    /// Every segment, the one being filled last.
+    var segments: [[Double]] { tail.isEmpty ? full : full + [tail] }
+
+    @inline(__always)
+    mutating func append(_ x: Double) {
+        if tail.count == ValuePool.segmentSize || tail.capacity == 0 { startSegment() }
+        tail.append(x)
+        count += 1
+    }
+
+    private mutating func startSegment() {
+        if !tail.isEmpty { full.append(tail) }
+        tail = []
+        tail.reserveCapacity(ValuePool.segmentSize)
     }
 }

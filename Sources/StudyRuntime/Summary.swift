@@ -172,7 +172,7 @@ struct SummaryPass {
     private var rowCounts: [Int] = []
     private var weighted: [(num: Double, den: Double, n: Int)] = []
     /// slot × pool
-    private var pools: [[Double]] = []
+    private var pools: [ValuePool] = []
     private var poolSizes: [Int] = []
     private var answers: [[Double]?] = []
     private var open: [Int] = []
@@ -201,7 +201,7 @@ struct SummaryPass {
         stats += [RunningStats](repeating: RunningStats(), count: nAgg)
         rowCounts += [Int](repeating: 0, count: nAgg)
         weighted += [(num: Double, den: Double, n: Int)](repeating: (0, 0, 0), count: nAgg)
-        pools += [[Double]](repeating: [], count: nPool)
+        pools += [ValuePool](repeating: ValuePool(), count: nPool)
         poolSizes += [Int](repeating: 0, count: nPool)
         answers += [[Double]?](repeating: nil, count: nPool)
         closed.append(false)
@@ -301,7 +301,7 @@ struct SummaryPass {
             cols[pool.field].withUnsafeBufferPointer { v in
                 if store {
                     var values = pools[at]
-                    pools[at] = []
+                    pools[at] = ValuePool()
                     let before = values.count
                     Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { values.append(v[i]) } }
                     n = values.count - before
@@ -317,8 +317,8 @@ struct SummaryPass {
     /// Takes group `s`'s quantiles from its pools and frees them.
     mutating func close(_ s: Int) {
         for (p, pool) in layout.pools.enumerated() {
-            answers[s * nPool + p] = Quantiles.of(&pools[s * nPool + p], pool.members.map(\.q))
-            pools[s * nPool + p] = []
+            answers[s * nPool + p] = Quantiles.of(pools[s * nPool + p], pool.members.map(\.q))
+            pools[s * nPool + p] = ValuePool()
         }
         closed[s] = true
         open.removeAll { $0 == s }

@@ -27,21 +27,29 @@ struct BenchStudy: ParsableCommand {
     @Flag(help: "Skip the stored path (store the week, then run the protocol over the store).")
     var noStore = false
 
+    @Option(help: "Work in this folder and keep its files (the stored week: week.sqlite); default: a temporary folder, removed.")
+    var keep: String?
+
+    /// Internal: run only the stored path over this store, in (from, to] given by `--replay-window`,
+    /// and print its PathRun as JSON. The stored path runs in a process of its own, as
+    /// `run --recording` would, so its peak memory is its own and not the simulator's.
+    @Option(help: .hidden)
+    var replayStore: String?
+
+    @Option(help: .hidden)
+    var replayWindow: String?
+
     func validate() throws { try FlagCheck.positive(days, "--days") }
 
     func run() throws {
-        guard let stdlib = locateStdlib() else { throw ValidationError("cannot find the project's stdlib/ and bench/ folders") }
-        let protocolPath = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("bench/study/protocol.lua").path
-        guard FileManager.default.fileExists(atPath: protocolPath) else { throw ValidationError("missing \(protocolPath)") }
-        let scenarioPath = URL(fileURLWithPath: protocolPath).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-\(getpid())")
+        if let replayStore { return try runStoredPathOnly(store: replayStore) }
+        let dir = keep.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
+        defer { if keep == nil { try? FileManager.default.removeItem(at: dir) } }
+        if keep != nil { for f in ["week.sqlite", "week.sqlite-wal", "week.sqlite-shm"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(f)) } }
 
-        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [stdlib])
-        options.participants = 1
-        options.days = days + 2
-        options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
+        let options = try BenchStudy.protocolOptions(days: days, recording: nil)
         guard let sim = try StudyRunner(options: options).prepare(output: { _ in }).first else { return }
         try sim.runTopLevel()
         let start = sim.settings.start, end = start + Double(days) * 86_400
@@ -68,14 +76,7 @@ struct BenchStudy: ParsableCommand {
             let size = [storePath, storePath + "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
             print(String(format: "  (the simulated week stored: %d rows in %.2f s, %.0f MB)", rows, seconds(since: t0),
                          Double(size.reduce(0, +)) / 1e6))
-            var recorded = options
-            recorded.recordingPath = storePath
-            recorded.days = nil
-            recorded.participants = nil
-            guard let replay = try StudyRunner(options: recorded).prepare(output: { _ in }).first else { return }
-            try replay.runTopLevel()
-            try replay.drain(until: end + 86_400 + 3_600)
-            let stored = try PathRun.measure { try WeekFigures.protocolRun(replay, from: start, to: end) }
+            let stored = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end)
             paths.append(("Sensorium, stored", stored))
             print(stored.line("Sensorium, stored (the same protocol run over the store)"))
         }
@@ -102,6 +103,50 @@ struct BenchStudy: ParsableCommand {
                 .write(toFile: json, atomically: true, encoding: .utf8)
         }
         if !agree { throw ExitCode(1) }
+    }
+
+    /// The benchmark protocol's options over `recording` (nil: the simulator).
+    static func protocolOptions(days: Int, recording: String?) throws -> StudyOptions {
+        guard let stdlib = locateStdlib() else { throw ValidationError("cannot find the project's stdlib/ and bench/ folders") }
+        let protocolPath = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("bench/study/protocol.lua").path
+        guard FileManager.default.fileExists(atPath: protocolPath) else { throw ValidationError("missing \(protocolPath)") }
+        let scenarioPath = URL(fileURLWithPath: protocolPath).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
+        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [stdlib])
+        options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
+        if let recording {
+            options.recordingPath = recording
+        } else {
+            options.participants = 1
+            options.days = days + 2
+        }
+        return options
+    }
+
+    /// `sensorium bench study --replay-store PATH --replay-window FROM,TO`, run as a child:
+    /// the stored path's PathRun (figures, times, peak memory of that process).
+    static func storedPathInItsOwnProcess(store: String, from: Double, to: Double) throws -> PathRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("the stored path failed (exit \(process.terminationStatus))") }
+        return try PathRun.decoder.decode(PathRun.self, from: data)
+    }
+
+    func runStoredPathOnly(store: String) throws {
+        let window = (replayWindow ?? "").split(separator: ",").compactMap { Double($0) }
+        guard window.count == 2 else { throw ValidationError("--replay-window needs FROM,TO (Unix seconds)") }
+        guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store))
+            .prepare(output: { _ in }).first else { throw ValidationError("the store \(store) has no participant") }
+        try replay.runTopLevel()
+        try replay.drain(until: window[1] + 86_400 + 3_600)
+        // The whole process's peak (set-up included), as `run --recording` would have.
+        let stored = try PathRun.measure(resettingPeak: false) { try WeekFigures.protocolRun(replay, from: window[0], to: window[1]) }
+        FileHandle.standardOutput.write(try PathRun.encoder.encode(stored))
     }
 
     /// The fetch of the phone's accelerometer written in (from, to], as the protocol makes it.
@@ -158,16 +203,27 @@ struct BenchStudy: ParsableCommand {
 }
 
 /// One path's figures with its wall time and peak memory.
-struct PathRun {
+struct PathRun: Codable {
     var figures: WeekFigures
     var seconds: Double
     /// CPU seconds (user + system) of the process while the path ran.
     var cpuSeconds: Double
     var peakBytes: Int
 
-    /// Runs `body` with the process's peak-memory mark reset first (Linux: VmHWM).
-    static func measure(_ body: () throws -> WeekFigures) rethrows -> PathRun {
-        PeakMemory.reset()
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return e
+    }()
+    static let decoder: JSONDecoder = {
+        let d = JSONDecoder()
+        d.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return d
+    }()
+
+    /// Runs `body`, with the process's peak-memory mark (Linux: VmHWM) reset first unless told not to.
+    static func measure(resettingPeak: Bool = true, _ body: () throws -> WeekFigures) rethrows -> PathRun {
+        if resettingPeak { PeakMemory.reset() }
         let cpu0 = cpuSeconds()
         let t = DispatchTime.now().uptimeNanoseconds
         let figures = try body()
@@ -207,9 +263,9 @@ enum PeakMemory {
 
 /// The benchmark's figures: hourly mean magnitude; daily samples, samples above 1.1 g and
 /// 5/50/95th percentiles of magnitude.
-struct WeekFigures {
-    struct Hour { var label: String; var mean: Double }
-    struct Day { var label: String; var samples: Int; var active: Int; var p: [Double] }
+struct WeekFigures: Codable {
+    struct Hour: Codable { var label: String; var mean: Double }
+    struct Day: Codable { var label: String; var samples: Int; var active: Int; var p: [Double] }
     var hours: [Hour] = []
     var days: [Day] = []
     var samples: Int { days.reduce(0) { $0 + $1.samples } }

@@ -24,6 +24,25 @@ final class QuantileSelectionTests: XCTestCase {
             XCTAssertEqual(g.bitPattern, want.bitPattern, "\(what): q = \(q): \(g) vs \(want)", file: file, line: line)
         }
         XCTAssertEqual(copy.sorted(), ascending, "\(what): selection only reorders", file: file, line: line)
+        // The same values gathered in a segmented pool (as summarize keeps them) give the same bits.
+        var pool = ValuePool()
+        for x in values { pool.append(x) }
+        XCTAssertEqual(pool.count, values.count, file: file, line: line)
+        XCTAssertEqual(pool.segments.flatMap { $0 }, values, "\(what): the pool keeps every value in order", file: file, line: line)
+        for (g, p) in zip(got, Quantiles.of(pool, QuantileSelectionTests.qs)) {
+            XCTAssertEqual(p.bitPattern, g.bitPattern, "\(what): pooled \(p) vs \(g)", file: file, line: line)
+        }
+    }
+
+    /// Pools spanning several segments (and a partial last one) select across them.
+    func testPoolsAcrossSegments() {
+        var rng = SplitMix(seed: 5)
+        for n in [ValuePool.segmentSize - 1, ValuePool.segmentSize, ValuePool.segmentSize + 1, 3 * ValuePool.segmentSize + 17] {
+            check((0..<n).map { _ in 1 + Double(rng.next() % 100_000) / 1e6 }, "n = \(n) across segments")
+        }
+        var pool = ValuePool()
+        for i in 0..<(2 * ValuePool.segmentSize + 3) { pool.append(Double(i)) }
+        XCTAssertEqual(pool.segments.map(\.count), [ValuePool.segmentSize, ValuePool.segmentSize, 3])
     }
 
     func testTinyGroups() {

@@ -3,7 +3,8 @@
 
 usage: run.py --sensorium BIN [--days 7] [--work DIR]
 
-1. `sensorium bench study --json --csv` runs the workload simulated, from a store and
+1. `sensorium bench study --json --csv` runs the workload simulated, from a store (in a
+   process of its own, as `run --recording` would: its peak memory is its own) and
    as a streaming Swift loop, and writes the week's samples (time, x, y, z) as CSV.
 2. pyarrow converts the CSV to parquet (float64 columns).
 3. Each peer (peer.py) runs in its own process: polars from parquet and from CSV,
