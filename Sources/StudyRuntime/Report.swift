@@ -14,7 +14,8 @@ public enum ReportValue: Sendable, Equatable {
 ///
 /// Output is deterministic by construction: tables print in order of first
 /// use, columns in their declared order (else `participant` first, then the
-/// rest sorted). Numbers take the column's declared format; otherwise the
+/// rest sorted). Numbers take the column's declared format; otherwise a whole
+/// number prints as an integer whatever its type (`3600.0` as `3600`), and the
 /// aligned text shows at most 3 decimals (trailing zeros dropped) while the
 /// CSV and JSON files keep every digit (the shortest text that reads back as
 /// the same double). NaN and infinities are `nan`, `inf`, `-inf` in text and
@@ -131,10 +132,12 @@ public final class ReportBook {
 
     // MARK: formatting
 
-    /// A cell as text, with the column's format when one is declared. With `exact`, a
-    /// double without a format keeps all its digits (shortest round-trip text);
-    /// otherwise it shows at most 3 decimals (for reading on a terminal;
-    /// magnitudes below 0.0005 show 3 significant digits instead of rounding to 0).
+    /// A cell as text, with the column's format when one is declared. Without a format, a
+    /// double holding a whole number within Int64 prints as that integer (no `.0`, no
+    /// exponent; `-0` as `0`), the same text as an integer cell, on every path. Other
+    /// doubles: with `exact`, all their digits (shortest round-trip text); otherwise at
+    /// most 3 decimals (for reading on a terminal; magnitudes below 0.0005 show 3
+    /// significant digits instead of rounding to 0, beyond 1e15 6 significant digits).
     public static func format(_ value: ReportValue, format: String? = nil, exact: Bool = false) -> String {
         switch value {
         case .null: return ""
@@ -152,6 +155,9 @@ public final class ReportBook {
                 if let i = Int64(exactly: d.rounded()) { return String(format: longLong(format), i) }
                 return String(format: wholeDouble(format), d)
             }
+            // One rule for every report path: a whole number prints as the integer it is,
+            // whatever its Lua type (3600.0 as 3600, 2^53 in all its digits).
+            if let whole = Int64(exactly: d) { return String(whole) }
             if exact { return shortest(d) }
             if abs(d) >= 1e15 { return String(format: "%.6g", d) }
             if d != 0, abs(d) < 0.0005 { return String(format: "%.3g", d) }   // not rounded to 0

@@ -85,3 +85,40 @@ final class ReportExactOutputTests: XCTestCase {
         XCTAssertTrue(text.contains(name))
     }
 }
+
+/// One rule for whole numbers on every report path (docs/lua-api.md "report.row"): a
+/// float holding a whole number prints as the integer does — terminal table, CSV, JSON,
+/// the HTML page and a SampleSet's display — while Lua's own `print` stays stock.
+final class WholeNumberOutputTests: XCTestCase {
+    func testFloatsAndIntegersWithTheSameWholeValuePrintAlikeOnEveryPath() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        report.table("n", { columns = { "kind", "hour", "big", "zero", "far", "half" } })
+        report.row("n", { kind = "float", hour = 3600.0, big = 2.0^53, zero = -0.0, far = 1e19, half = 0.5 })
+        report.row("n", { kind = "integer", hour = 3600, big = 1 << 53, zero = 0, far = 1e19, half = 0.5 })
+        print(3600.0, 3600, math.type(2.0^53))
+        """#, days: 1)
+        XCTAssertEqual(o.lines, ["3600.0\t3600\tfloat"])              // print stays stock Lua
+        let book = o.runner.report
+        let table = try XCTUnwrap(book.table("n"))
+        XCTAssertEqual(book.renderText().split(separator: "\n").map(String.init).filter { $0.hasPrefix("P1") }, [
+            "P1           float    3600  9007199254740992     0  1e+19   0.5",
+            "P1           integer  3600  9007199254740992     0  1e+19   0.5",
+        ])
+        XCTAssertEqual(book.renderCSV(table), """
+            participant,kind,hour,big,zero,far,half
+            P1,float,3600,9007199254740992,0,1e+19,0.5
+            P1,integer,3600,9007199254740992,0,1e+19,0.5
+
+            """)
+        let json = book.renderJSON(table)
+        XCTAssertTrue(json.contains(#""kind": "float", "hour": 3600, "big": 9007199254740992, "zero": 0, "far": 1e+19"#), json)
+        XCTAssertTrue(json.contains(#""kind": "integer", "hour": 3600, "big": 9007199254740992, "zero": 0, "far": 1e+19"#), json)
+        let html = o.runner.htmlReport()
+        XCTAssertEqual(html.components(separatedBy: "<td class=\"n\">3600</td>").count - 1, 2, "both rows' hour cells")
+        XCTAssertFalse(html.contains("3600.0") || html.contains("9.0072e+15"))
+        // A SampleSet shows its rows' numbers by the same rule.
+        XCTAssertEqual(ReportBook.format(.double(3600)), ReportBook.format(.int(3600)))
+        XCTAssertEqual(ReportBook.format(.double(-0x1p62), exact: true), String(Int64(-1) << 62))
+    }
+}
