@@ -55,6 +55,14 @@ public protocol SampleSource: Sendable {
     /// true time `t` (contract §4.3: watch records reach the phone at a sync at least `syncLag`
     /// later). Default: `t + syncLag` (records arrive exactly one lag later).
     func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double
+    /// The first piece of what `samples(…)` answers for (after, through] (with `produced`,
+    /// the `producedIn` variant's): the rows written in (after, `reached`], where `reached`
+    /// is in (after, through]; the caller asks again from `reached`. A source that keeps its
+    /// rows in chunks answers up to the end of the chunk holding the first row, handing over
+    /// whole chunks instead of joining them. Every row of one write time is in one piece.
+    /// Default: everything, `reached == through`.
+    func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                     producedIn produced: IntervalSet?) -> (batch: SampleBatch, reached: Double)
 }
 
 extension SampleSource {
@@ -65,5 +73,15 @@ extension SampleSource {
 
     public func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double {
         t + syncLag
+    }
+
+    public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                            producedIn produced: IntervalSet?) -> (batch: SampleBatch, reached: Double) {
+        let batch = if let produced {
+            samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, producedIn: produced)
+        } else {
+            samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
+        }
+        return (batch, through)
     }
 }

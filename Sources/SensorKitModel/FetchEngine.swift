@@ -496,14 +496,11 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
             let lo = max(cursor, r.after)
             guard lo.isFinite, r.through.isFinite else { rangeIndex += 1; cursor = -.infinity; continue }
             let hi = min(r.through, lo + plan.chunkSpan)
-            if hi >= r.through { rangeIndex += 1; cursor = -.infinity } else { cursor = hi }
-            let batch = if let produced = plan.produced {
-                plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
-                                    writtenAfter: lo, through: hi, producedIn: produced)
-            } else {
-                plan.source.samples(participant: plan.participant, sensor: plan.sensor, device: device,
-                                    writtenAfter: lo, through: hi)
-            }
+            let (batch, answered) = plan.source.samplePiece(participant: plan.participant, sensor: plan.sensor, device: device,
+                                                            writtenAfter: lo, through: hi, producedIn: plan.produced)
+            // A source may answer less than asked (up to the end of one of its chunks), never nothing.
+            let reached = answered > lo && answered <= hi ? answered : hi
+            if reached >= r.through { rangeIndex += 1; cursor = -.infinity } else { cursor = reached }
             if batch.count == 0 { continue }
             var delivered = plan.hiddenFields.isEmpty ? batch : batch.removingColumns(plan.hiddenFields)
             if let measured = plan.measuredIn {

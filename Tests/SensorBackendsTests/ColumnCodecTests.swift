@@ -196,3 +196,74 @@ final class ColumnCodecTests: XCTestCase {
         }
     }
 }
+
+/// A store hands its chunks over as pieces (`samplePiece`): one chunk per piece, whole
+/// chunks not copied, every row of the range exactly once and in order; where two imports'
+/// chunks interleave in write time, one piece holds the whole range, ordered.
+final class StoredPieceTests: XCTestCase {
+    func pieces(_ source: RecordedSource, device: SRDevice, after: Double, through: Double) -> [(SampleBatch, Double)] {
+        var out: [(SampleBatch, Double)] = []
+        var cursor = after
+        while cursor < through {
+            let (batch, reached) = source.samplePiece(participant: "ana", sensor: .accelerometer, device: device,
+                                                      writtenAfter: cursor, through: through, producedIn: nil)
+            XCTAssertGreaterThan(reached, cursor, "a piece moves on")
+            XCTAssertLessThanOrEqual(reached, through)
+            if batch.count > 0 {
+                XCTAssertGreaterThan(batch.writeTimes.first!, cursor)
+                XCTAssertLessThanOrEqual(batch.writeTimes.last!, reached)
+            }
+            out.append((batch, reached))
+            cursor = reached
+        }
+        return out
+    }
+
+    func testPiecesFollowChunksAndJoinToTheWholeAnswer() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try StoreBenchmark.storeAccelerometer(from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3 * 3_600, into: store, timeZone: "Europe/Berlin")
+        let chunkSpans = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT minWrite, maxWrite FROM chunk ORDER BY minWrite").map { ($0[0] as Double, $0[1] as Double) }
+        }
+        XCTAssertGreaterThan(chunkSpans.count, 3, "the range spans several chunks")
+        let source = try store.source()
+        // From mid-chunk to mid-chunk: partial first and last pieces, whole ones between.
+        let after = (chunkSpans[0].0 + chunkSpans[0].1) / 2, through = (chunkSpans[3].0 + chunkSpans[3].1) / 2
+        let got = pieces(source, device: phone, after: after, through: through)
+        XCTAssertEqual(got.map(\.1), [chunkSpans[0].1, chunkSpans[1].1, chunkSpans[2].1, through], "one piece per chunk")
+        var joined = SampleBatch.empty(for: .accelerometer)
+        for (b, _) in got { joined.append(b) }
+        assertSameRows(joined, source.samples(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: after, through: through),
+                       "pieces joined")
+        try store.close()
+    }
+
+    func testInterleavedImportsAnswerTheWholeRangeInOrder() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let write = recMonday + 600
+        func batch(_ x: Double) -> SampleBatch {
+            SampleBatch(sensor: .accelerometer, writeTimes: [write, write + 60], times: [write - 1, write + 59],
+                        columns: [Column(name: "x", data: .double([x, x])), Column(name: "y", data: .double([0, 0])),
+                                  Column(name: "z", data: .double([1, 1])), Column(name: "timestamp", data: .double([1, 2])),
+                                  Column(name: "identifier", data: .int([1, 2]))])
+        }
+        for x in [0.5, 0.25] {
+            _ = try store.importing { s in
+                try? s.addParticipant(RecordedParticipant(id: "ana", timeZone: "UTC"))
+                try s.append(participant: "ana", device: StoreBenchmark.device, batch(x))
+            }
+        }
+        let source = try store.source()
+        let got = pieces(source, device: StoreBenchmark.device, after: recMonday, through: recMonday + 3_600)
+        XCTAssertEqual(got.count, 1, "interleaved chunks come as one piece")
+        XCTAssertEqual(got[0].0.writeTimes, source.samples(participant: "ana", sensor: .accelerometer, device: StoreBenchmark.device,
+                                                           writtenAfter: recMonday, through: recMonday + 3_600).writeTimes)
+        XCTAssertEqual(got[0].0.writeTimes, [write, write, write + 60, write + 60])
+        try store.close()
+    }
+}

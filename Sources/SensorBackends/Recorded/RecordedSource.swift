@@ -103,6 +103,43 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         }
     }
 
+    /// Up to the end of the first stored chunk with rows in (after, through]: that chunk's
+    /// rows in range, shared with the chunk cache (not copied) when the chunk lies wholly
+    /// inside. Where chunks of separate imports interleave in write time, everything
+    /// through `through`, joined and ordered as `samples` does.
+    public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                            producedIn _: IntervalSet?) -> (batch: SampleBatch, reached: Double) {
+        guard through > after, let ref = streams[participant]?[device]?[sensor] else { return (SampleBatch.empty(for: sensor), through) }
+        do {
+            return try readPiece(ref, sensor: sensor, after: after, through: through)
+        } catch {
+            SampleReadFailures.report(SampleReadError(store: store.path, participant: participant, sensor: sensor, device: device,
+                                                      range: TimeRange(after: after, through: through), message: "\(error)"))
+            return (SampleBatch.empty(for: sensor), through)
+        }
+    }
+
+    private func readPiece(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> (batch: SampleBatch, reached: Double) {
+        let lo = after.isFinite ? after - ref.maxChunkSpan : -Double.greatestFiniteMagnitude
+        let hi = through.isFinite ? through : Double.greatestFiniteMagnitude
+        let after_ = after.isFinite ? after : -Double.greatestFiniteMagnitude
+        let chunks = try store.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, minWrite, maxWrite FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
+                """, arguments: [ref.id, lo, hi, after_]).map { (id: $0[0] as Int64, minWrite: $0[1] as Double, maxWrite: $0[2] as Double) }
+        }
+        guard let first = chunks.first else { return (SampleBatch.empty(for: sensor), through) }
+        let disjoint = zip(chunks, chunks.dropFirst()).allSatisfy { $1.minWrite > $0.maxWrite }
+        guard disjoint else { return (try read(ref, sensor: sensor, after: after, through: through), through) }
+        let reached = Swift.min(through, first.maxWrite)
+        let chunk = try cache.get(first.id) {
+            try store.pool.read { db in try RecordedSource.decodeChunk(db, id: first.id, sensor: sensor) }
+        }
+        let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, reached)
+        if a == 0 && b == chunk.count { return (chunk, reached) }
+        return (chunk.slice(a..<b), reached)
+    }
+
     private func read(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> SampleBatch {
         let lo = after.isFinite ? after - ref.maxChunkSpan : -Double.greatestFiniteMagnitude
         let hi = through.isFinite ? through : Double.greatestFiniteMagnitude
