@@ -65,8 +65,8 @@ public enum FieldType: Sendable, Hashable {
     case enumeration(name: String, cases: [NamedValue])
     /// An integer option set with named bits.
     case optionSet(name: String, bits: [NamedValue])
-    /// A nested value (`ColumnData.value`), described in words.
-    case structured(shape: String)
+    /// A nested value (`ColumnData.value`): its sub-fields with their types and units.
+    case structured(Structure)
 
     /// The `ColumnData` case a backend uses for this field.
     public var columnKind: ColumnKind {
@@ -132,6 +132,111 @@ public enum FieldType: Sendable, Hashable {
     public func optionNames(in raw: Int64) -> [String] {
         guard case .optionSet(_, let bits) = self else { return [] }
         return bits.filter { $0.rawValue != 0 && raw & $0.rawValue == $0.rawValue }.map(\.name)
+    }
+}
+
+/// The nested form of a structured field (contract §3.3): tables of named sub-fields,
+/// lists, tables keyed by names, and scalars with their type and unit. One description
+/// serves `sensorkit.info` (sub-field tables), the field's `shape` text and the check that
+/// a value has this form (`problem(in:)`).
+public indirect enum Structure: Sendable, Hashable {
+    /// A table of named sub-fields, in order.
+    case record([SubField])
+    /// A list whose elements all have one form.
+    case list(Structure)
+    /// A table from names to values of one form: `key` says what the names are
+    /// (`"category"`), `keys` lists the names allowed when they are a fixed set.
+    case keyed(key: String, keys: [String]?, Structure)
+    /// A number, string or flag: a scalar `FieldType` and its unit.
+    case scalar(FieldType, unit: String?)
+
+    /// The shape as text: `{a, b s, c?: [{d, e mm}]}`, `[double mm]`, `{category: [...]}`.
+    public var text: String {
+        switch self {
+        case .record(let fields): "{" + fields.map(\.text).joined(separator: ", ") + "}"
+        case .list(let element): "[" + element.text + "]"
+        case .keyed(let key, _, let element): "{" + key + ": " + element.text + "}"
+        case .scalar(let type, let unit): type.kindName + (unit.map { " " + $0 } ?? "")
+        }
+    }
+
+    /// The sub-fields of the first table of named sub-fields reached through lists and
+    /// keyed tables (what one entry holds), or nil when there is none (a list of numbers).
+    public var entryFields: [SubField]? {
+        switch self {
+        case .record(let fields): fields
+        case .list(let element), .keyed(_, _, let element): element.entryFields
+        case .scalar: nil
+        }
+    }
+
+    /// Why `value` does not have this form (`"[3].usageTime: expected a number"`), or nil
+    /// when it has: records hold only their sub-fields (missing or null only when
+    /// optional), lists and keyed tables hold elements of their form (keyed names from
+    /// `keys` when given), scalars their type (dates and durations are numbers,
+    /// enumerations one of their cases, option sets their bits).
+    public func problem(in value: FieldValue) -> String? {
+        func at(_ path: String, _ p: String?) -> String? { p.map { path + ($0.hasPrefix("[") || $0.hasPrefix(".") ? "" : ": ") + $0 } }
+        switch (self, value) {
+        case (.record(let fields), .object(let entries)):
+            for (name, v) in entries {
+                guard let f = fields.first(where: { $0.name == name }) else { return ".\(name): not a sub-field" }
+                if case .null = v, f.isOptional { continue }
+                if let p = f.form.problem(in: v) { return at("." + name, p) }
+            }
+            for f in fields where !f.isOptional && !entries.contains(where: { $0.0 == f.name }) { return ".\(f.name): missing" }
+            return nil
+        case (.list(let element), .array(let items)):
+            for (i, item) in items.enumerated() { if let p = element.problem(in: item) { return at("[\(i + 1)]", p) } }
+            return nil
+        case (.keyed(_, let keys, let element), .object(let entries)):
+            for (name, v) in entries {
+                if let keys, !keys.contains(name) { return ".\(name): not one of the names allowed" }
+                if let p = element.problem(in: v) { return at("." + name, p) }
+            }
+            return nil
+        case (.scalar(let type, _), _):
+            return Self.scalarProblem(type, value)
+        case (.record, _), (.keyed, _): return "expected a table"
+        case (.list, _): return "expected a list"
+        }
+    }
+
+    private static func scalarProblem(_ type: FieldType, _ value: FieldValue) -> String? {
+        switch (type, value) {
+        case (.double, .double), (.double, .int), (.date, .double), (.date, .int), (.duration, .double), (.duration, .int),
+             (.absoluteTime, .double), (.int, .int), (.bool, .bool), (.string, .string):
+            return nil
+        case (.enumeration, .int(let raw)), (.optionSet, .int(let raw)):
+            return type.accepts(raw: raw) ? nil : "\(raw) is not one of \(type.allowedRaw)"
+        case (.bool, _): return "expected true or false"
+        case (.string, _): return "expected a string"
+        case (.int, _), (.enumeration, _), (.optionSet, _): return "expected an integer"
+        case (.structured(let inner), _): return inner.problem(in: value)
+        default: return "expected a number"
+        }
+    }
+}
+
+/// One named part of a structured field's value.
+public struct SubField: Sendable, Hashable {
+    public var name: String
+    public var form: Structure
+    public var isOptional: Bool
+
+    public init(_ name: String, _ form: Structure, optional: Bool = false) {
+        self.name = name
+        self.form = form
+        self.isOptional = optional
+    }
+
+    /// `name`, `name?` when optional, then ` unit` for a scalar with one or `: form`.
+    public var text: String {
+        let head = name + (isOptional ? "?" : "")
+        switch form {
+        case .scalar(_, let unit): return head + (unit.map { " " + $0 } ?? "")
+        default: return head + ": " + form.text
+        }
     }
 }
 

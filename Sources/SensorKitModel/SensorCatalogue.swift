@@ -24,6 +24,25 @@ private func bits(_ names: [String]) -> [NamedValue] {
     names.enumerated().map { NamedValue($0.element, Int64(1) << Int64($0.offset)) }
 }
 
+/// A scalar part of a structured field: its type and unit.
+private func v(_ type: FieldType, _ unit: String? = nil) -> Structure { .scalar(type, unit: unit) }
+/// A named scalar sub-field.
+private func sub(_ name: String, _ type: FieldType, _ unit: String? = nil, opt: Bool = false) -> SubField {
+    SubField(name, .scalar(type, unit: unit), optional: opt)
+}
+/// A named nested sub-field.
+private func sub(_ name: String, _ form: Structure, opt: Bool = false) -> SubField { SubField(name, form, optional: opt) }
+/// A table of named sub-fields.
+private func rec(_ fields: SubField...) -> Structure { .record(fields) }
+/// A list of values of one form.
+private func list(_ element: Structure) -> Structure { .list(element) }
+/// A table keyed by device-usage category names (`SRDeviceUsageCategory…`).
+private func byCategory(_ element: Structure) -> Structure {
+    .keyed(key: "category", keys: SensorCatalogue.deviceUsageCategories, element)
+}
+/// A `{start s, duration s}` time range inside an audio stream.
+private let audioTimeRange = rec(sub("start", .duration, "s"), sub("duration", .duration, "s"))
+
 private let uptimeField = f("timestamp", .duration, "s", apple: "timestamp",
                             "seconds since device boot (CMLogItem uptime clock), not wall time")
 private let batchIdentifierField = f("identifier", .int, apple: "identifier",
@@ -262,12 +281,20 @@ public enum SensorCatalogue {
                 f("totalUnlocks", .int, "count", "unlocks in the window"),
                 f("totalUnlockDuration", .duration, "s", "time spent unlocked"),
                 f("version", .string, since: OSVersion(16, 4), "algorithm version"),
-                f("applicationUsageByCategory", .structured(shape:
-                    "{category: [{bundleIdentifier?, usageTime s, reportApplicationIdentifier, textInputSessions: [{duration s, sessionType, sessionIdentifier}], supplementalCategories: [identifier], relativeStartTime s}]}"),
+                f("applicationUsageByCategory", .structured(byCategory(list(rec(
+                    sub("bundleIdentifier", .string, opt: true), sub("usageTime", .duration, "s"),
+                    sub("reportApplicationIdentifier", .string),
+                    sub("textInputSessions", list(rec(
+                        sub("duration", .duration, "s"),
+                        sub("sessionType", .enumeration(name: "SRTextInputSession.SessionType", cases: textInputSessionTypes)),
+                        sub("sessionIdentifier", .string)))),
+                    sub("supplementalCategories", list(v(.string))), sub("relativeStartTime", .duration, "s"))))),
                   "app usage per App Store category; bundleIdentifier only for Apple apps"),
-                f("notificationUsageByCategory", .structured(shape: "{category: [{bundleIdentifier?, event}]}"),
+                f("notificationUsageByCategory", .structured(byCategory(list(rec(
+                    sub("bundleIdentifier", .string, opt: true),
+                    sub("event", .enumeration(name: "SRDeviceUsageReport.NotificationUsage.Event", cases: notificationEvents)))))),
                   "notification events per category"),
-                f("webUsageByCategory", .structured(shape: "{category: [{totalUsageTime s}]}"),
+                f("webUsageByCategory", .structured(byCategory(list(rec(sub("totalUsageTime", .duration, "s"))))),
                   "web usage per Screen Time domain category"),
             ])
         case .messagesUsageReport:
@@ -349,7 +376,10 @@ public enum SensorCatalogue {
                 rowTime("startDate", "start of the sleep-time collection session"),
                 f("duration", .duration, "s", "exact seconds of collection"),
                 f("version", .string, "algorithm version"),
-                f("temperatures", .structured(shape: "[{timestamp date, value °C, condition optionSet(offWrist=1,onCharger=2,inMotion=4), errorEstimate °C}]"),
+                f("temperatures", .structured(list(rec(
+                    sub("timestamp", .date, "s since 1970"), sub("value", .double, "°C"),
+                    sub("condition", .optionSet(name: "SRWristTemperature.Condition", bits: bits(["offWrist", "onCharger", "inMotion"]))),
+                    sub("errorEstimate", .double, "°C")))),
                   "the session's readings (SRWristTemperature; single-pass enumerator in ObjC)"),
             ])
         case .heartRate:
@@ -373,10 +403,10 @@ public enum SensorCatalogue {
                 f("sessionIdentifier", .string, "capture session"),
                 f("context", .optionSet(name: "SRFaceMetrics.Context", bits: bits(["deviceUnlock", "messagingAppUsage"])),
                   "what the face was captured during"),
-                f("faceAnchor", .structured(shape: "{blendShapes: {name: coefficient 0…1}} (Linux stand-in for ARFaceAnchor)"),
+                f("faceAnchor", .structured(rec(sub("blendShapes", .keyed(key: "name", keys: nil, v(.double, "0…1"))))),
                   "face geometry; ARKit's ARFaceAnchor replaced by blend-shape coefficients"),
-                f("wholeFaceExpressions", .structured(shape: "[{identifier, value}]"), "whole-face expressions"),
-                f("partialFaceExpressions", .structured(shape: "[{identifier, value}]"), "partial-face expressions"),
+                f("wholeFaceExpressions", .structured(list(rec(sub("identifier", .string), sub("value", .double, "0…1")))), "whole-face expressions"),
+                f("partialFaceExpressions", .structured(list(rec(sub("identifier", .string), sub("value", .double, "0…1")))), "partial-face expressions"),
             ])
         case .odometer:
             return info(entitlement: "odometer", entitlementConfirmed: false, usageKey: "SRSensorUsageOdometer", usageKeyConfirmed: true,
@@ -414,7 +444,9 @@ public enum SensorCatalogue {
                 f("lead", .enumeration(name: "SRElectrocardiogramSample.Lead",
                                        cases: named(["rightArmMinusLeftArm", "leftArmMinusRightArm"], from: 1)),
                   "electrode configuration"),
-                f("data", .structured(shape: "[{flags optionSet(signalInvalid=1,crownTouched=2), value µV}]"),
+                f("data", .structured(list(rec(
+                    sub("flags", .optionSet(name: "SRElectrocardiogramData.Flags", bits: bits(["signalInvalid", "crownTouched"]))),
+                    sub("value", .double, "µV")))),
                   "the voltage samples (SRElectrocardiogramData)"),
             ])
         case .photoplethysmogram:
@@ -424,12 +456,19 @@ public enum SensorCatalogue {
                         fields: [
                 rowTime("startDate", "start of the PPG window"),
                 f("nanosecondsSinceStart", .int, "ns", "offset of this sample within the window"),
-                f("usage", .structured(shape: "[string] of foregroundHeartRate, deepBreathing, foregroundBloodOxygen, backgroundSystem"),
-                  "what the window was recorded for"),
-                f("opticalSamples", .structured(shape:
-                    "[{emitter, activePhotodiodeIndexes: [int], signalIdentifier, nominalWavelength nm, effectiveWavelength nm, samplingFrequency Hz, nanosecondsSinceStart, normalizedReflectance?, whiteNoise?, pinkNoise?, backgroundNoise?, backgroundNoiseOffset?, conditions: [signalSaturation|unreliableNoise]}]"),
-                  "optical channel samples"),
-                f("accelerometerSamples", .structured(shape: "[{nanosecondsSinceStart, samplingFrequency Hz, x g, y g, z g}]"),
+                f("usage", .structured(list(v(.string))),
+                  "what the window was recorded for: \(ppgUsages.joined(separator: ", "))"),
+                f("opticalSamples", .structured(list(rec(
+                    sub("emitter", .int), sub("activePhotodiodeIndexes", list(v(.int))), sub("signalIdentifier", .int),
+                    sub("nominalWavelength", .double, "nm"), sub("effectiveWavelength", .double, "nm"),
+                    sub("samplingFrequency", .double, "Hz"), sub("nanosecondsSinceStart", .int, "ns"),
+                    sub("normalizedReflectance", .double, opt: true), sub("whiteNoise", .double, opt: true),
+                    sub("pinkNoise", .double, opt: true), sub("backgroundNoise", .double, opt: true),
+                    sub("backgroundNoiseOffset", .double, opt: true), sub("conditions", list(v(.string)))))),
+                  "optical channel samples; conditions among \(ppgOpticalConditions.joined(separator: ", "))"),
+                f("accelerometerSamples", .structured(list(rec(
+                    sub("nanosecondsSinceStart", .int, "ns"), sub("samplingFrequency", .double, "Hz"),
+                    sub("x", .double, "g"), sub("y", .double, "g"), sub("z", .double, "g")))),
                   "accelerometer samples taken with the window"),
                 f("temperature", .double, "°C", opt: true, "sensor temperature"),
             ])
@@ -494,11 +533,19 @@ public enum SensorCatalogue {
               "start of the measured audio range within the stream"),
             f("audioLevelDuration", .duration, "s", opt: true, apple: "audioLevel.timeRange.duration",
               "length of the measured audio range"),
-            f("speechRecognition", .structured(shape: "{formattedString?, segments: [{substring, confidence, timestamp s, duration s}]}"),
+            f("speechRecognition", .structured(rec(
+                sub("formattedString", .string, opt: true),
+                sub("segments", list(rec(sub("substring", .string), sub("confidence", .double, "0…1"),
+                                         sub("timestamp", .duration, "s"), sub("duration", .duration, "s")))))),
               opt: true, "Speech framework result (text withheld for Siri)"),
-            f("soundClassification", .structured(shape: "{timeRange: {start s, duration s}, classifications: [{identifier, confidence}]}"),
+            f("soundClassification", .structured(rec(
+                sub("timeRange", audioTimeRange),
+                sub("classifications", list(rec(sub("identifier", .string), sub("confidence", .double, "0…1")))))),
               opt: true, "SoundAnalysis classification result"),
-            f("speechExpression", .structured(shape: "{version, timeRange: {start s, duration s}, confidence 0…1, mood, valence, activation, dominance −1…1}"),
+            f("speechExpression", .structured(rec(
+                sub("version", .string), sub("timeRange", audioTimeRange), sub("confidence", .double, "0…1"),
+                sub("mood", .double, "−1…1"), sub("valence", .double, "−1…1"), sub("activation", .double, "−1…1"),
+                sub("dominance", .double, "−1…1"))),
               opt: true, "speech expression estimates"),
         ]
     }
@@ -510,8 +557,8 @@ public enum SensorCatalogue {
             f("version", .string, "metrics version"),
             f("width", .double, "mm", "keyboard width"),
             f("height", .double, "mm", "keyboard height"),
-            f("inputModes", .structured(shape: "[string]"), since: OSVersion(15), "input modes used"),
-            f("sessionIdentifiers", .structured(shape: "[string]"), since: OSVersion(16, 4),
+            f("inputModes", .structured(list(v(.string))), since: OSVersion(15), "input modes used"),
+            f("sessionIdentifiers", .structured(list(v(.string))), since: OSVersion(16, 4),
               "keyboard sessions included (join key to SRTextInputSession.sessionIdentifier)"),
         ]
         let counts: [(String, String)] = [
@@ -533,18 +580,18 @@ public enum SensorCatalogue {
         out.append(f("pathTypingSpeed", .double, "words/min", since: v15, "path (swipe) typing speed"))
         out.append(f("totalTypingEpisodes", .int, "count", since: v15, "typing episodes (split at pauses > 5 s)"))
         for n in keyboardLengthDistributions {
-            out.append(f(n, .structured(shape: "[double] mm — samples drawn from the distribution"), "mm",
+            out.append(f(n, .structured(list(v(.double, "mm"))), "mm",
                          apple: n + ".distributionSampleValues", "distribution of \(n)"))
         }
         for n in keyboardDurationDistributions {
-            out.append(f(n, .structured(shape: "[double] s — samples drawn from the distribution"), "s",
+            out.append(f(n, .structured(list(v(.double, "s"))), "s",
                          apple: n + ".distributionSampleValues",
                          since: n == "touchUpDown" ? v15 : nil, "distribution of \(n)"))
         }
-        out.append(f("pathErrorDistanceRatio", .structured(shape: "[double]"), "distribution of path error distance ratios"))
+        out.append(f("pathErrorDistanceRatio", .structured(list(v(.double))), "distribution of path error distance ratios"))
         for (n, unit) in keyboardPositionalDistributions {
-            out.append(f(n, .structured(shape: "[[double] \(unit)] × 6: character positions 1st…5th, rest"), unit,
-                         since: n == "longWordTouchUpDown" ? v15 : nil, "distribution of \(n) per character position"))
+            out.append(f(n, .structured(list(list(v(.double, unit)))), unit,
+                         since: n == "longWordTouchUpDown" ? v15 : nil, "distribution of \(n) per character position (6 lists: 1st…5th, rest)"))
         }
         for c in sentimentCategories {
             let cap = c.name.prefix(1).uppercased() + c.name.dropFirst()

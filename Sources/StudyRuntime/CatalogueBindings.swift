@@ -13,12 +13,8 @@ extension Bindings {
                                                  "optional": .boolean(f.isOptional), "summary": .string(f.summary)]
                 if let unit = f.unit { entry["unit"] = .string(unit) }
                 if let since = f.since { entry["since"] = .string(since.description) }
-                // A structured field's shape names its sub-fields with their units ("usageTime s").
-                if case .structured(let shape) = f.type { entry["shape"] = .string(shape) }
-                let cases = f.type.namedValues
-                if !cases.isEmpty {
-                    entry["values"] = .dictionary(Dictionary(uniqueKeysWithValues: cases.map { ($0.name, LuaValue.integer($0.rawValue)) }))
-                }
+                Self.addValues(of: f.type, to: &entry)
+                if case .structured(let structure) = f.type { Self.addStructure(structure, to: &entry) }
                 return .dictionary(entry)
             }
             var table: [String: LuaValue] = [
@@ -31,5 +27,57 @@ extension Bindings {
             call.push(.dictionary(table))
             return 1
         })]
+    }
+
+    /// `values`: an enumeration's or option set's names → raw numbers (nothing for other types).
+    static func addValues(of type: FieldType, to entry: inout [String: LuaValue]) {
+        let cases = type.namedValues
+        guard !cases.isEmpty else { return }
+        entry["values"] = .dictionary(Dictionary(uniqueKeysWithValues: cases.map { ($0.name, LuaValue.integer($0.rawValue)) }))
+    }
+
+    /// A structured field's `shape` (its form as text, `"{category: [{bundleIdentifier?, usageTime s, …}]}"`),
+    /// `structure` (the form as a table, `form(_:)`) and `subfields` (the sub-fields of one
+    /// entry, reached through lists and keyed tables, or nothing for a list of numbers).
+    static func addStructure(_ structure: Structure, to entry: inout [String: LuaValue]) {
+        entry["shape"] = .string(structure.text)
+        entry["structure"] = form(structure)
+        if let fields = structure.entryFields { entry["subfields"] = .array(fields.map(subField)) }
+    }
+
+    /// One form as a table: `{ type = "table", subfields = {...} }` for a table of named
+    /// sub-fields, `{ type = "list", element = form }`, `{ type = "map", key = "category",
+    /// keys = {...}?, element = form }`, or a scalar `{ type = "double", unit = "mm", values? }`.
+    static func form(_ structure: Structure) -> LuaValue { .dictionary(formEntries(structure)) }
+
+    /// The entries of `form(structure)`'s table.
+    static func formEntries(_ structure: Structure) -> [String: LuaValue] {
+        var t: [String: LuaValue] = [:]
+        switch structure {
+        case .record(let fields):
+            t["type"] = .string("table")
+            t["subfields"] = .array(fields.map(subField))
+        case .list(let element):
+            t["type"] = .string("list")
+            t["element"] = form(element)
+        case .keyed(let key, let keys, let element):
+            t["type"] = .string("map")
+            t["key"] = .string(key)
+            if let keys { t["keys"] = .array(keys.map { .string($0) }) }
+            t["element"] = form(element)
+        case .scalar(let type, let unit):
+            t["type"] = .string(type.kindName)
+            if let unit { t["unit"] = .string(unit) }
+            addValues(of: type, to: &t)
+        }
+        return t
+    }
+
+    /// A sub-field: its form's table plus `name` and `optional`.
+    static func subField(_ f: SubField) -> LuaValue {
+        var t = formEntries(f.form)
+        t["name"] = .string(f.name)
+        t["optional"] = .boolean(f.isOptional)
+        return .dictionary(t)
     }
 }

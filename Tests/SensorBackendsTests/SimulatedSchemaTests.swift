@@ -7,6 +7,7 @@ import SensorBackends
 final class SchemaTests: XCTestCase {
     func testColumnsMatchTheCatalogue() {
         let s = makeSimSource(seed: 3, simTrio)
+        var checkedForms = 0
         for sensor in SimulatedSource.implementedSensors {
             let info = SensorCatalogue.info(sensor)
             let device: SRDevice = SimulatedSource.produces(sensor, on: .phone) ? .defaultPhone : .defaultWatch
@@ -22,6 +23,13 @@ final class SchemaTests: XCTestCase {
                 }
                 XCTAssertEqual(kind, f.type.columnKind, "\(sensor).\(c.name) storage")
                 if !f.isOptional { XCTAssertNil(c.present, "\(sensor).\(c.name) has missing values") }
+                // Structured values have the catalogue's form: sub-field names, types, optionality.
+                if case .value(let values) = c.data, case .structured(let form) = f.type {
+                    checkedForms += 1
+                    for (i, value) in values.enumerated() where c.present?[i] ?? true {
+                        if let problem = form.problem(in: value) { XCTFail("\(sensor).\(c.name) row \(i + 1)\(problem)"); break }
+                    }
+                }
                 // Enumerations hold declared raw values.
                 if case .int(let v) = c.data, !f.type.namedValues.isEmpty, case .enumeration = f.type {
                     let allowed = Set(f.type.namedValues.map(\.rawValue))
@@ -31,6 +39,10 @@ final class SchemaTests: XCTestCase {
             let empty = s.samples(participant: "ana", sensor: sensor, device: device, writtenAfter: simMonday, through: simMonday)
             XCTAssertEqual(empty.columns.map(\.name), info.columnFields.map(\.name), "\(sensor) empty batch columns")
         }
+        let structured = SimulatedSource.implementedSensors.flatMap { SensorCatalogue.info($0).columnFields }
+            .filter { if case .structured = $0.type { true } else { false } }
+        XCTAssertEqual(checkedForms, structured.count, "every structured field's values were checked")
+        XCTAssertGreaterThan(checkedForms, 60)
     }
 
     /// Device usage reports carry the nested structure of contract §3.3.9.

@@ -277,3 +277,67 @@ final class CatalogueTests: XCTestCase {
         XCTAssertLessThan(OSVersion(16, 4), OSVersion(17))
     }
 }
+
+/// Structured fields describe their sub-fields with types and units (docs/lua-api.md
+/// "sensorkit.info"); the same description checks values and gives the `shape` text.
+final class StructureTests: XCTestCase {
+    func field(_ sensor: Sensor, _ name: String) throws -> Structure {
+        guard case .structured(let s)? = sensor.info.field(name)?.type else { throw XCTSkip("\(name) is not structured") }
+        return s
+    }
+
+    func testSubFieldsCarryTypesAndUnits() throws {
+        let apps = try field(.deviceUsageReport, "applicationUsageByCategory")
+        XCTAssertEqual(apps.text, "{category: [{bundleIdentifier?, usageTime s, reportApplicationIdentifier, "
+            + "textInputSessions: [{duration s, sessionType, sessionIdentifier}], supplementalCategories: [string], relativeStartTime s}]}")
+        guard case .keyed(let key, let keys, _) = apps else { return XCTFail("not keyed by category") }
+        XCTAssertEqual(key, "category")
+        XCTAssertEqual(keys, SensorCatalogue.deviceUsageCategories)
+        let entry = try XCTUnwrap(apps.entryFields)
+        XCTAssertEqual(entry.map(\.name), ["bundleIdentifier", "usageTime", "reportApplicationIdentifier", "textInputSessions",
+                                           "supplementalCategories", "relativeStartTime"])
+        XCTAssertEqual(entry[0].isOptional, true)
+        XCTAssertEqual(entry[1].form, .scalar(.duration, unit: "s"))
+        let sessions = try XCTUnwrap(entry[3].form.entryFields)
+        guard case .scalar(let type, _) = sessions[1].form else { return XCTFail() }
+        XCTAssertEqual(type.rawValue(forName: "dictation"), 4)
+        XCTAssertEqual(try field(.keyboardMetrics, "upErrorDistance").text, "[double mm]")
+        XCTAssertEqual(try field(.keyboardMetrics, "longWordTouchDownUp").text, "[[double s]]")
+        XCTAssertEqual(try field(.wristTemperature, "temperatures").entryFields?.map { $0.text },
+                       ["timestamp s since 1970", "value °C", "condition", "errorEstimate °C"])
+        XCTAssertEqual(try field(.faceMetrics, "faceAnchor").text, "{blendShapes: {name: double 0…1}}")
+        XCTAssertEqual(try field(.telephonySpeechMetrics, "speechExpression").entryFields?.first { $0.name == "mood" }?.form,
+                       .scalar(.double, unit: "−1…1"))
+        // Every structured field has a description with named parts or a scalar element.
+        for info in SensorCatalogue.all {
+            for f in info.fields {
+                guard case .structured(let s) = f.type else { continue }
+                XCTAssertFalse(s.text.isEmpty, "\(info.sensor).\(f.name)")
+            }
+        }
+    }
+
+    func testValuesAreCheckedAgainstTheirForm() throws {
+        let apps = try field(.deviceUsageReport, "applicationUsageByCategory")
+        func app(_ usage: FieldValue, bundle: FieldValue = .null, extra: [(String, FieldValue)] = []) -> FieldValue {
+            .object([("bundleIdentifier", bundle), ("usageTime", usage), ("reportApplicationIdentifier", .string("A")),
+                     ("textInputSessions", .array([.object([("duration", .double(3)), ("sessionType", .int(1)),
+                                                            ("sessionIdentifier", .string("S"))])])),
+                     ("supplementalCategories", .array([])), ("relativeStartTime", .double(0))] + extra)
+        }
+        let games = "SRDeviceUsageCategoryGames"
+        XCTAssertNil(apps.problem(in: .object([(games, .array([app(.double(60))]))])))
+        XCTAssertNil(apps.problem(in: .object([(games, .array([app(.int(60), bundle: .string("com.apple.x"))]))])))
+        XCTAssertEqual(apps.problem(in: .object([(games, .array([app(.string("60"))]))])), ".\(games)[1].usageTime: expected a number")
+        XCTAssertEqual(apps.problem(in: .object([("Games", .array([]))])), ".Games: not one of the names allowed")
+        XCTAssertEqual(apps.problem(in: .object([(games, .array([app(.double(1), extra: [("colour", .int(1))])]))])),
+                       ".\(games)[1].colour: not a sub-field")
+        XCTAssertEqual(apps.problem(in: .array([])), "expected a table")
+        let temperatures = try field(.wristTemperature, "temperatures")
+        let reading: [(String, FieldValue)] = [("timestamp", .double(1e9)), ("value", .double(34)), ("errorEstimate", .double(0.1))]
+        XCTAssertEqual(temperatures.problem(in: .array([.object(reading)])), "[1].condition: missing")
+        XCTAssertNil(temperatures.problem(in: .array([.object(reading + [("condition", .int(5))])])))
+        XCTAssertEqual(temperatures.problem(in: .array([.object(reading + [("condition", .int(8))])])),
+                       "[1].condition: 8 is not one of option bits within 7")
+    }
+}
