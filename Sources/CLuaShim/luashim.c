@@ -418,7 +418,9 @@ static int closurebox_gc(lua_State *L) {
     return 0;
 }
 
-static int openlibs_protected(lua_State *L) {
+/* Opens the standard libraries (with the stoppable pattern and library functions)
+ * and the host's registry entries. Raises on a memory error. [-0, +0] */
+static void open_libraries(lua_State *L) {
     luashim_host *h = gethost(L);
     luaL_openlibs(L);
     lua_getglobal(L, "string");
@@ -439,12 +441,6 @@ static int openlibs_protected(lua_State *L) {
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &NEXT_CACHE_KEY);
-    return 0;
-}
-
-int luashim_openlibs(lua_State *L) {
-    lua_pushcfunction(L, openlibs_protected);
-    return luashim_pcall(L, 0, 0);
 }
 
 /* ===================================================================== */
@@ -504,6 +500,31 @@ void luashim_push_closure(lua_State *L, void *box) {
     *slot = box;
     luaL_setmetatable(L, CLOSUREBOX_MT);
     lua_pushcclosure(L, closure_trampoline, 1);
+}
+
+/* lua.c's pmain for the host: everything of a state's set-up that may raise,
+ * in the one protected call of luashim_push_host_main. Argument 1 is the
+ * Swift set-up's closure box (a light userdata; NULL for none), run through the
+ * dispatcher as a host function once the libraries are open. */
+static int host_main(lua_State *L) {
+    luashim_host *h = gethost(L);
+    void *box = lua_touserdata(L, 1);
+    lua_settop(L, 0);
+    open_libraries(L);
+    luashim_install_coroutine_guards(L);
+    luashim_close_light_functions(L);
+    if (h->stop != LUASHIM_STOP_NONE) raise_stop(L, 0); /* a limit passed in C, where no hook runs */
+    if (box != NULL) {
+        h->in_host++;
+        finish_host_call(L, h, h->dispatcher(L, box));
+    }
+    if (h->stop != LUASHIM_STOP_NONE) raise_stop(L, 0);
+    return 0;
+}
+
+void luashim_push_host_main(lua_State *L, void *box) {
+    lua_pushcfunction(L, host_main);
+    lua_pushlightuserdata(L, box);
 }
 
 /* __gc and __close of host userdata: slot[0] the object, slot[1] its releaser. */

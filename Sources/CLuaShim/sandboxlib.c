@@ -59,7 +59,7 @@ static void close_light(lua_State *L, int t) {
     }
 }
 
-static int close_light_functions(lua_State *L) {
+void luashim_close_light_functions(lua_State *L) {
     lua_pushglobaltable(L);
     int g = lua_gettop(L);
     close_light(L, g);
@@ -68,12 +68,7 @@ static int close_light_functions(lua_State *L) {
         if (lua_type(L, -1) == LUA_TTABLE && !lua_rawequal(L, -1, g)) close_light(L, lua_gettop(L));
         lua_pop(L, 1);
     }
-    return 0;
-}
-
-int luashim_close_light_functions(lua_State *L) {
-    lua_pushcfunction(L, close_light_functions);
-    return luashim_pcall(L, 0, 0);
+    lua_pop(L, 1);
 }
 
 /* ---- pairs and ipairs: stock semantics, iterators from the deterministic heap ---- */

@@ -10,7 +10,7 @@
  * results and errors and look at the host's stop flag as they go
  * (luashim_stop_reason), raising the stop (luashim_raise_stop) when one is
  * in force. They replace the originals in the `table` and `string` tables
- * when the state is opened (luashim_openlibs), for the host and protocols alike.
+ * when the state is opened (host_main in luashim.c), for the host and protocols alike.
  */
 #include "luashim.h"
 

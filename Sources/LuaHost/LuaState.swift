@@ -61,36 +61,59 @@ public final class LuaState {
     /// Notes a host function in `hostFunctions`.
     func noteHostFunction(_ name: String) { hostFunctions.append(name) }
 
-    /// Creates a state, opens the standard libraries, and installs the sandbox
-    /// unless `sandbox` is nil. Throws when the state cannot be created.
-    public init(limits: LuaLimits = LuaLimits(), sandbox: SandboxOptions? = SandboxOptions()) throws {
-        guard let L = luashim_newstate(0) else {
+    /// Creates a state and sets it up in one protected call, as `lua.c`'s `pmain`:
+    /// opens the standard libraries, installs the sandbox unless `sandbox` is nil, then
+    /// runs `setUp` (an embedder's registrations and its own Lua) under the same call.
+    /// The memory limit holds from the start; the time limit too, the instruction
+    /// budget only after set-up. Throws a `LuaError` when the state cannot be created or
+    /// set-up fails (out of memory, a limit, an error in the set-up's Lua, or what
+    /// `setUp` throws): no Lua error escapes as a longjmp through a Swift frame.
+    public init(limits: LuaLimits = LuaLimits(), sandbox: SandboxOptions? = SandboxOptions(),
+                setUp: ((LuaState) throws -> Void)? = nil) throws {
+        guard let L = luashim_newstate(limits.memoryBytes > 0 ? limits.memoryBytes : 0) else {
             let why = luashim_newstate_error().map { String(cString: $0) } ?? "cannot create a Lua state: out of memory"
             throw LuaError(kind: .memory, message: why)
         }
         self.L = L
-        self.limits = limits
+        self.limits = LuaLimits(memoryBytes: limits.memoryBytes, timeLimitMilliseconds: limits.timeLimitMilliseconds,
+                                instructionBudget: 0)
+        self.sandbox = sandbox
         luashim_set_context(L, Unmanaged.passUnretained(self).toOpaque())
         luashim_set_dispatcher(L, dispatchClosure, releaseClosure)
         luashim_set_userdata_release(L, releaseUserdata)
-        let status = luashim_openlibs(L)
-        if status != LUA_OK {
-            let error = takeError(status: status)
-            luashim_close(L)
-            throw error
+        // From here on, deinit closes the state if set-up throws.
+        do {
+            try runSetUp { state in
+                if let sandbox { state.inspector = try Sandbox.install(in: state, options: sandbox) }
+                try setUp?(state)
+            }
+        } catch let error as LuaError {
+            var failed = error
+            failed.message = "Lua set-up failed: " + error.message
+            throw failed
         }
-        luashim_install_coroutine_guards(L)
-        let closed = luashim_close_light_functions(L)
-        if closed != LUA_OK {
-            let error = takeError(status: closed)
-            luashim_close(L)
-            throw error
+        setLimits(limits)
+    }
+
+    /// Runs the host's set-up (`luashim_push_host_main`: the libraries, then `body` as a
+    /// host function) in one call through `pcall`. Rethrows what `body` threw, or the
+    /// Lua error that ended the call.
+    private func runSetUp(_ body: @escaping (LuaState) throws -> Void) throws {
+        var thrown: Error?
+        let box = Unmanaged.passRetained(ClosureBox { call in
+            do { try body(call.state) } catch {
+                thrown = error
+                throw error
+            }
+            return 0
+        }).toOpaque()
+        defer { Unmanaged<ClosureBox>.fromOpaque(box).release() }
+        luashim_push_host_main(L, box)
+        do {
+            try pcall(arguments: 1, results: 0)
+        } catch {
+            throw thrown ?? error
         }
-        if let sandbox {
-            self.sandbox = sandbox
-            inspector = try Sandbox.install(in: self, options: sandbox)
-        }
-        applyLimits(limits)
     }
 
     deinit {

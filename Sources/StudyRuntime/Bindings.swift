@@ -32,14 +32,15 @@ final class Bindings {
 
     init(run: ParticipantRun) { self.run = run }
 
-    static func install(in run: ParticipantRun) throws {
+    /// Registers the study API in `state` (the run's state, being set up: called from
+    /// `LuaState`'s set-up, inside its one protected call) and runs the prelude.
+    static func install(in run: ParticipantRun, state: LuaState) throws {
         let b = Bindings(run: run)
         run.bindings = b
         b.defineReader()
         b.defineSampleSet()
         b.defineSampleSetDisplay()
         b.defineSummarize()
-        let state = run.state
         state.register(b.readerClass)
         state.register(b.sampleSetClass)
         state.register(b.groupsClass)
@@ -47,8 +48,8 @@ final class Bindings {
         state.registerModule("sensorkit", b.sensorkitFunctions() + b.catalogueFunctions())
         state.registerModule("schedule", b.scheduleFunctions())
         state.registerModule("report", b.reportFunctions() + [b.findingFunction()] + b.chartFunctions())
-        b.installTestBuiltins()
-        let prelude = try b.runPrelude()
+        b.installTestBuiltins(in: state)
+        let prelude = try b.runPrelude(in: state)
         b.deliver = try prelude.function("deliver")
         b.makeError = try prelude.function("make_error")
         b.setField = try prelude.function("set_field")
@@ -63,8 +64,7 @@ final class Bindings {
     /// the runtime's host functions (`__runtime`) as its argument, and returns the table of
     /// functions it hands back. Throws the prelude's error (a `LuaError`), or when it does
     /// not return a table.
-    func runPrelude() throws -> LuaTable {
-        let state = run.state
+    func runPrelude(in state: LuaState) throws -> LuaTable {
         let runtime = state.makeModule("__runtime", runtimeFunctions())
         var size = 0
         let text = cstudylua_runtime_source(&size)!

@@ -113,7 +113,9 @@ public struct RunError: Error, CustomStringConvertible {
 public final class ParticipantRun {
     public let setup: ParticipantSetup
     public let settings: RunSettings
-    public let state: LuaState
+    /// The participant's Lua state (set in `init`, by the state's own set-up, which
+    /// registers the study API inside its one protected call).
+    public private(set) var state: LuaState!
     public var model: ParticipantModel
     public let source: any SampleSource
     public let clock: VirtualClock
@@ -157,10 +159,11 @@ public final class ParticipantRun {
         model.chunkRows = 1 << 18       // ~1.5 h of 50 Hz data a chunk: few backend calls, ~15 MB a chunk
         self.state = try LuaState(limits: settings.limits,
                                   sandbox: SandboxOptions(moduleDirectories: settings.moduleDirectories,
-                                                          seed: Int64(bitPattern: participantSeed >> 1)))
-        state.clock = wallClock
-        state.output = output
-        try Bindings.install(in: self)
+                                                          seed: Int64(bitPattern: participantSeed >> 1))) { [unowned self] state in
+            state.clock = self.wallClock
+            state.output = output
+            try Bindings.install(in: self, state: state)
+        }
         for event in setup.events { scheduleModelEvent(event) }
     }
 
@@ -201,7 +204,7 @@ public final class ParticipantRun {
     /// interruption or the read happened in Swift code that went on.
     func guarded(_ body: () throws -> Void) throws {
         var failure: Error?
-        SampleReadFailures.observing({ [state] in state.interrupt() }) {
+        SampleReadFailures.observing({ [state] in state?.interrupt() }) {
             do { try body() } catch { failure = error }
         }
         if let broken = SampleReadFailures.take() {

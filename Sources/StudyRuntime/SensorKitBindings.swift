@@ -179,7 +179,7 @@ extension Bindings {
     func errorValue(_ error: SensorKitError?) throws -> LuaValue {
         guard let error, let makeError else { return .nil }
         let underlying = try errorValue(error.underlying)
-        let state = run.state
+        let state: LuaState = run.state
         let top = state.top
         state.push(.function(makeError))
         for arg: LuaValue in [.integer(Int64(error.code.rawValue)), .string(error.codeName), .string(error.domain),

@@ -6,9 +6,9 @@ extension Bindings {
     /// with SENSORIUM_TEST_BUILTINS=1, `__test.pid()` returns the process id, which
     /// differs between two runs, so `sensorium test` must flag the output as
     /// non-deterministic; `__test.hostFunctions()` lists the state's host functions.
-    func installTestBuiltins() {
+    func installTestBuiltins(in state: LuaState) {
         guard ProcessInfo.processInfo.environment["SENSORIUM_TEST_BUILTINS"] == "1" else { return }
-        run.state.registerModule("__test", [
+        state.registerModule("__test", [
             ("pid", { call in
                 call.push(Int64(ProcessInfo.processInfo.processIdentifier))
                 return 1

@@ -63,9 +63,14 @@ void luashim_install_patterns(lua_State *L);
  * rep in the table on top (the string library) by versions of stoppable.c
  * that the limits can stop (same results and errors as Lua 5.4.4's). [-0, +0] */
 void luashim_install_stoppable(lua_State *L);
-/* Opens the standard libraries inside a protected call (with the stoppable
- * pattern and library functions); returns a Lua status. */
-int luashim_openlibs(lua_State *L);
+/* Pushes the host's set-up, as lua.c's pmain, and its argument: a C function that,
+ * called protected with the argument (luashim_pcall(L, 1, 0)), opens the standard
+ * libraries (with the stoppable pattern and library functions), installs the
+ * coroutine guards, closes light C functions, then runs the Swift set-up closure
+ * `box` (retained by the caller; NULL for none) through the dispatcher as a host
+ * function. Everything of a state's set-up that may raise runs inside that one
+ * call. Allocates nothing. [-0, +2] */
+void luashim_push_host_main(lua_State *L, void *box);
 /* An opaque pointer the embedder keeps with the state (Swift's LuaState object). */
 void luashim_set_context(lua_State *L, void *context);
 void *luashim_get_context(lua_State *L);
@@ -131,7 +136,8 @@ int luashim_take_sigint(void);
 
 /* ---- sandbox primitives (registered as globals by the host's policy) ---- */
 /* Replaces coroutine.resume/wrap/create with versions that keep the stop hook on
- * every running coroutine. Call after openlibs. [-0, +0] */
+ * every running coroutine (host_main calls it after opening the libraries; raises
+ * on a memory error). [-0, +0] */
 void luashim_install_coroutine_guards(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
@@ -140,8 +146,8 @@ void luashim_push_sorted_iterators(lua_State *L);
 /* Replaces every light C function in _G and in the tables _G holds by a C
  * closure of the same function (an object in the deterministic heap, so
  * tables keyed by library functions iterate in the same order in every run).
- * Protected; returns a Lua status (an error message pushed on failure). */
-int luashim_close_light_functions(lua_State *L);
+ * Raises on a memory error: host_main calls it inside its protected call. [-0, +0] */
+void luashim_close_light_functions(lua_State *L);
 /* Sets the sandbox's C primitives as fields of the table on top: pairs,
  * ipairs, wrap_format(original, tostring), wrap_rep(original), wrap_xpcall(original),
  * wrap_collectgarbage(original, allowed options as a set), wrap_setmetatable(original),
