@@ -8,9 +8,10 @@ import CLuaShim
 /// is on the stack. Report a problem by throwing: the trampoline raises it as a
 /// Lua error once this frame has returned.
 public struct LuaCall {
-    public let L: OpaquePointer
+    /// The raw state, for LuaHost only (embedders use the typed API below).
+    let L: OpaquePointer
 
-    public init(_ L: OpaquePointer) { self.L = L }
+    init(_ L: OpaquePointer) { self.L = L }
 
     /// Number of arguments passed.
     public var count: Int32 { lua_gettop(L) }
@@ -136,6 +137,14 @@ public struct LuaCall {
     public func pushNil() { lua_pushnil(L) }
     public func push<T: AnyObject>(_ object: T, as type: LuaClass<T>) { type.push(object, in: L) }
     public func push(_ reference: LuaReference) { reference.push(L) }
+
+    /// Returns the first `n` arguments (0 to 20) as the function's results, missing
+    /// ones as nil: `return call.returnArguments(1)`. Allocates nothing.
+    public func returnArguments(_ n: Int32) -> Int32 {
+        let n = max(0, min(n, 20))      // LUA_MINSTACK: a C function's guaranteed slots
+        lua_settop(L, n)
+        return n
+    }
 
     /// Pushes a Swift closure as a Lua function.
     public func push(function: @escaping LuaFunction) { state.pushFunction(function) }

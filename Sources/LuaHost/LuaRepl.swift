@@ -34,6 +34,13 @@ public final class LuaRepl {
         if pending.isEmpty, line.hasPrefix("=") { line = "return " + line.dropFirst() }
         pending.append(line)
         let source = pending.joined(separator: "\n")
+        // Everything pushed from here (the chunk, its results) is dropped on the way out.
+        return state.withStackGuard { compileAndRun(source) }
+    }
+
+    /// Compiles `source` as an expression, else as statements, and runs it. Leaves the
+    /// chunk and its results on the stack (the caller's stack guard drops them).
+    private func compileAndRun(_ source: String) -> Reply {
         let top = state.top
         var expressionError: LuaError?
         do {
@@ -55,14 +62,11 @@ public final class LuaRepl {
         do {
             try state.pcall(arguments: 0, results: -1)
             let n = state.top - top
-            defer { state.top = top }
             if n <= 0 { return .output("") }
             return .output(try state.inspectStack(from: top + 1, count: n))
         } catch let e as LuaError {
-            state.top = top
             return .error(e.report(frames: 4))
         } catch {
-            state.top = top
             return .error("\(error)")
         }
     }

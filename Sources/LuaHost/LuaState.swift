@@ -29,8 +29,10 @@ public struct LuaLimits: Sendable, Equatable {
 /// here, whose errors are raised by C after the Swift frame has returned.
 /// Not thread-safe: use a state from one thread at a time.
 public final class LuaState {
-    /// The raw state, for code that needs the C API (keep to non-raising calls).
-    public let L: OpaquePointer
+    /// The raw state. Not exported: embedders use the typed, stack-balanced API here
+    /// (`push`, `value(at:)`, `makeReference(at:)`, `pcall`, `withStackGuard`), and host
+    /// functions the `LuaCall` they are given.
+    let L: OpaquePointer
     public private(set) var limits: LuaLimits
     /// Where `print` writes. Default: standard output.
     public var output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
@@ -351,6 +353,28 @@ public final class LuaState {
     /// Asks a running script to stop with "interrupted" (safe from another thread).
     public func interrupt() { luashim_request_interrupt(L) }
 
+    /// Makes SIGINT (Ctrl-C) interrupt this state's running script, as `lua.c`'s
+    /// `laction` does; with no script running it only raises the flag
+    /// `takeInterruptSignal` reads. One state at a time holds the handler.
+    public func catchInterruptSignal() { luashim_install_sigint(L) }
+
+    /// Restores SIGINT's default action (the process ends).
+    public static func releaseInterruptSignal() { luashim_install_sigint(nil) }
+
+    /// Whether SIGINT arrived since the last call, while a state caught it (clears the flag).
+    public static func takeInterruptSignal() -> Bool { luashim_take_sigint() != 0 }
+
+    /// Registers the host's bare call paths as globals, for `sensorium bench lua` to
+    /// compare with a registered closure: `c_function` (a plain C function) and
+    /// `swift_function` (a Swift function through the trampoline, no closure), each
+    /// returning its first argument.
+    public func registerCallBaselines() {
+        luashim_push_c_identity(L)
+        lua_setglobal(L, "c_function")
+        luashim_push_swiftfn(L, swiftIdentity)
+        lua_setglobal(L, "swift_function")
+    }
+
     // MARK: - globals and functions
 
     /// Sets a global to a value.
@@ -413,10 +437,17 @@ public final class LuaState {
     /// Copies the value at `index` into Swift. [-0, +0]
     public func value(at index: Int32) -> LuaValue { LuaState.readValue(L, index) }
 
-    /// Stack top (number of values on the stack).
-    public var top: Int32 {
-        get { lua_gettop(L) }
-        set { lua_settop(L, newValue) }
+    /// Stack top (number of values on the stack); read-only: `withStackGuard` restores it.
+    public var top: Int32 { lua_gettop(L) }
+
+    /// Runs `body` and then puts the stack back as it found it, whether `body` returns or
+    /// throws (mlua's stack guard): values `body` pushes are dropped, a reference taken
+    /// to them (`makeReference(at:)`) stays valid. `body` must not pop values it did not
+    /// push. [-0, +0]
+    public func withStackGuard<T>(_ body: () throws -> T) rethrows -> T {
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
+        return try body()
     }
 
     /// A reference to the value at `index`, kept alive until the reference is released.
@@ -566,6 +597,12 @@ public final class LuaReference: @unchecked Sendable, Equatable, CustomStringCon
 final class ClosureBox {
     let body: LuaFunction
     init(_ body: @escaping LuaFunction) { self.body = body }
+}
+
+/// A Swift function for the call benchmark (`registerCallBaselines`): returns its first argument.
+private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
+    lua_settop(L, 1)
+    return 1
 }
 
 /// The one dispatcher for Swift closures (called by C's closure trampoline).

@@ -51,9 +51,11 @@ extension Bindings {
         var table: [String: LuaValue] = [:]
         run.enrolment.readers = []
         for sensor in sensors {
-            let reader = try makeReader(call, sensor: sensor, stream: .samples, byRuntime: true)
-            table[sensor.rawValue] = .reference(call.reference(-1))
-            call.state.top -= 1
+            let reader = try call.state.withStackGuard {
+                let reader = try makeReader(call, sensor: sensor, stream: .samples, byRuntime: true)   // pushes the reader
+                table[sensor.rawValue] = .reference(call.reference(-1))
+                return reader
+            }
             run.enrolment.readers.append(WeakReader(reader))
         }
         return .dictionary(table)

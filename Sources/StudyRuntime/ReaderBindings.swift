@@ -214,9 +214,11 @@ extension Bindings {
         let timestamp = LuaValue.number(chunk.timestamp(ofResult: i).rawValue)
         if sensor.shape == .array && stream == .samples {
             let set = SampleSet(sensor: sensor, stream: stream, timeZone: run.clock.timeZone, batches: [chunk.batch.slice(rows)])
-            run.state.push(set, as: sampleSetClass)
-            let ref = run.state.makeReference(at: -1)
-            run.state.top -= 1
+            let state: LuaState = run.state
+            let ref = state.withStackGuard {
+                state.push(set, as: sampleSetClass)
+                return state.makeReference(at: -1)
+            }
             return .dictionary(["timestamp": timestamp, "sample": .reference(ref)])
         }
         let rowTime = stream == .samples ? sensor.info.rowTimeField?.name : nil

@@ -180,14 +180,13 @@ extension Bindings {
         guard let error, let makeError else { return .nil }
         let underlying = try errorValue(error.underlying)
         let state: LuaState = run.state
-        let top = state.top
-        state.push(.function(makeError))
-        for arg: LuaValue in [.integer(Int64(error.code.rawValue)), .string(error.codeName), .string(error.domain),
-                              .string(error.message), underlying] { state.push(arg) }
-        try state.pcall(arguments: 5, results: 1)
-        let ref = state.makeReference(at: -1)
-        state.top = top
-        return .reference(ref)
+        return .reference(try state.withStackGuard {
+            state.push(.function(makeError))
+            for arg: LuaValue in [.integer(Int64(error.code.rawValue)), .string(error.codeName), .string(error.domain),
+                                  .string(error.message), underlying] { state.push(arg) }
+            try state.pcall(arguments: 5, results: 1)
+            return state.makeReference(at: -1)
+        })
     }
 
     func deviceValue(_ d: SRDevice) -> LuaValue {

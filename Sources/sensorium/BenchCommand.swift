@@ -1,5 +1,4 @@
 import ArgumentParser
-import CLua
 import CLuaShim
 import Foundation
 import LuaHost
@@ -13,12 +12,6 @@ struct BenchCommand: ParsableCommand {
         abstract: "Measure Sensorium's speed and print the figures.",
         subcommands: [BenchLua.self, BenchStudy.self, BenchSimulate.self, BenchStore.self, BenchCohort.self]
     )
-}
-
-/// A Swift function for the trampoline benchmark: returns its first argument.
-private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
-    lua_settop(L, 1)
-    return 1
 }
 
 struct BenchLua: ParsableCommand {
@@ -42,18 +35,15 @@ struct BenchLua: ParsableCommand {
     }
 
     func run() throws {
-        let state = try LuaState(limits: .unlimited, sandbox: SandboxOptions())
         var counter = 0
-        state.register("swift_closure") { call in
-            counter &+= 1
-            lua_settop(call.L, 1)
-            return 1
+        let state = try LuaState(limits: .unlimited, sandbox: SandboxOptions()) { state in
+            state.register("swift_closure") { call in
+                counter &+= 1
+                return call.returnArguments(1)
+            }
+            state.registerCallBaselines()
+            try state.execute("function lua_function(x) return x end")
         }
-        luashim_push_swiftfn(state.L, swiftIdentity)
-        lua_setglobal(state.L, "swift_function")
-        luashim_push_c_identity(state.L)
-        lua_setglobal(state.L, "c_function")
-        try state.execute("function lua_function(x) return x end")
 
         let cases: [(String, String)] = [
             ("empty loop", "local s = 0 for i = 1, N do s = i end return s"),

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CEditLine
-import CLuaShim
 import Foundation
 import LuaHost
 import SensorKitModel
@@ -226,12 +225,12 @@ final class ReplSession {
             output.flush()
             return true
         }
-        luashim_install_sigint(repl.state.L)
+        repl.state.catchInterruptSignal()
         var reply = repl.feed(line)
         if case .needMore = reply {} else {
             do { try world.settle() } catch { reply = .error(describe(error)) }
         }
-        luashim_install_sigint(nil)   // piped input: Ctrl-C ends the session as usual
+        LuaState.releaseInterruptSignal()   // piped input: Ctrl-C ends the session as usual
         switch reply {
         case .needMore: break
         case .output(let text): if !text.isEmpty { output.write(text + "\n") }
@@ -260,10 +259,10 @@ final class ReplSession {
         while true {
             // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
             // typed so far is dropped and the prompt comes back, as the help says.
-            luashim_install_sigint(repl.state.L)
-            _ = luashim_take_sigint()
+            repl.state.catchInterruptSignal()
+            _ = LuaState.takeInterruptSignal()
             let raw = readline(repl.prompt)
-            if luashim_take_sigint() != 0 {
+            if LuaState.takeInterruptSignal() {
                 if let raw { free(raw) }
                 output.write("^C\n")
                 output.flush()

@@ -207,10 +207,12 @@ final class LuaClassTests: XCTestCase {
     func testInstancesPushedFromSwift() throws {
         let f = try Fixture()
         let sensor = Sensor("host", rate: 3, counter: f.live)
-        f.state.push(sensor, as: f.sensorClass)
-        let ref = f.state.top
-        XCTAssertEqual(f.state.value(at: ref), .opaque("userdata"))
-        f.state.top = 0
+        f.state.withStackGuard {
+            f.state.push(sensor, as: f.sensorClass)
+            XCTAssertEqual(f.state.top, 1)
+            XCTAssertEqual(f.state.value(at: -1), .opaque("userdata"))
+        }
+        XCTAssertEqual(f.state.top, 0, "the guard dropped what was pushed")
         let fn = try XCTUnwrap(f.state.execute("return function(s) return s.id, s:read() end").first)
         guard case .function(let read) = fn else { return XCTFail("not a function") }
         // Passing the object through a global set from Swift.

@@ -31,6 +31,40 @@ final class SwiftFunctionTests: XCTestCase {
         XCTAssertEqual(state.top, 0)
     }
 
+    func testStackGuardPutsTheStackBackOnReturnAndOnThrow() throws {
+        struct Refused: Error {}
+        let state = try makeState()
+        let table = state.withStackGuard {
+            state.push(.dictionary(["x": 7]))
+            state.push(.string("dropped"))
+            return state.makeReference(at: -2)
+        }
+        XCTAssertEqual(state.top, 0)
+        XCTAssertEqual(try state.execute("local t = ... return t.x", arguments: [.reference(table)]), [.integer(7)],
+                       "a reference taken inside the guard outlives it")
+        XCTAssertThrowsError(try state.withStackGuard {
+            state.push(1)
+            state.push(2)
+            throw Refused()
+        })
+        XCTAssertEqual(state.top, 0)
+        let failing = try XCTUnwrap(state.execute("return function() error('no') end").first)
+        XCTAssertThrowsError(try state.withStackGuard {
+            state.push(failing)
+            try state.pcall(arguments: 0, results: 1)
+        })
+        XCTAssertEqual(state.top, 0)
+    }
+
+    func testReturnArgumentsReturnsTheFirstArguments() throws {
+        let state = try makeState()
+        state.register("first2") { call in call.returnArguments(2) }
+        state.register("none") { call in call.returnArguments(-5) }
+        XCTAssertEqual(try state.execute("return select('#', first2(1, 2, 3)), first2(1)"), [.integer(2), .integer(1), .nil])
+        XCTAssertEqual(try state.execute("return select('#', none(1, 2))"), [.integer(0)])
+        XCTAssertEqual(state.top, 0)
+    }
+
     func testCapturingClosureMutatesCapturedState() throws {
         let state = try makeState()
         var total: Int64 = 0
