@@ -158,17 +158,21 @@ struct BenchStudy: ParsableCommand {
         return plan
     }
 
-    /// Stores the simulator's accelerometer of (from − 1 h, to + 1 h] with a recording interval
-    /// covering it, as an import would. Returns the rows stored.
+    /// Stores the simulator's accelerometer written in (from, to + 1 h] with the recording
+    /// intervals of the simulated participant, as an import would. Returns the rows stored.
     static func storeWeek(_ run: ParticipantRun, device: SRDevice, from: Double, to: Double, path: String) throws -> Int {
         let store = try RecordedStore(path: path)
         defer { try? store.close() }
         let participant = run.setup.id
         let (_, stats) = try store.importing { session in
             try session.addParticipant(RecordedParticipant(id: participant, timeZone: run.clock.timeZone.identifier))
-            try session.addRecordingInterval(participant: participant, RecordingInterval(sensor: .accelerometer, device: device,
-                                                                                         after: from - 7_200, through: to + 7_200))
-            var t = from - 3_600
+            // The ranges the simulated participant actually recorded (as an export's manifest
+            // carries them), so both paths keep and drop the same samples (contract §6.2).
+            for r in run.model.recording.intervals(.accelerometer, until: to + 7_200).ranges {
+                try session.addRecordingInterval(participant: participant, RecordingInterval(sensor: .accelerometer, device: device,
+                                                                                             after: r.after, through: min(r.through, to + 7_200)))
+            }
+            var t = from
             while t < to + 3_600 {
                 let hi = min(to + 3_600, t + 3_600)
                 try session.append(participant: participant, device: device,

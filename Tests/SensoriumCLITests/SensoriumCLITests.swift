@@ -324,3 +324,18 @@ final class SensoriumCLITests: XCTestCase {
         XCTAssertEqual(rep.stdout, "0\t0\t6\n")
     }
 }
+
+/// `sensorium bench study` computes the same figures three ways — the protocol over the
+/// simulator, the protocol over a store of the same samples (in a process of its own), and a
+/// plain Swift loop — and fails when any figure differs. (Its speed is not judged here.)
+extension SensoriumCLITests {
+    func testBenchStudyPathsAgreeOnEveryFigure() throws {
+        let r = try sensorium(["bench", "study", "--days", "1", "--json", "figures.json"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        assertContains(r.stdout, "Sensorium, stored (the same protocol run over the store)")
+        assertContains(r.stdout, "4317000 samples, 24 hours, 1 days; every figure agrees to 1e-9: yes")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("figures.json"))) as? [String: Any]
+        let names = (json?["paths"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        XCTAssertEqual(names, ["Sensorium, simulated", "Swift reference loop", "Sensorium, stored"])
+    }
+}
