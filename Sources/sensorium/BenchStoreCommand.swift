@@ -5,13 +5,13 @@ import SensorBackends
 struct BenchStore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Export and import rows/s of 50 Hz accelerometer (native format: a simulated participant-week of phone and watch; MyHeartCounts CSV: a participant-day and -week), bytes per stored sample, decode speed, and a stored week summarised vs the simulator."
+        abstract: "Export and import rows/s of 50 Hz accelerometer (native format: a simulated participant-week of phone and watch; MyDataHelps JSON: a participant-day; MyHeartCounts CSV: a participant-day and -week), bytes per stored sample, decode speed, and a stored week summarised vs the simulator; ends with one line of every rate."
     )
 
     @Option(help: "Days in the 'week' run.")
     var days: Int = 7
 
-    @Option(help: "Only these parts, comma-separated: native, mhc (default: both).")
+    @Option(help: "Only these parts, comma-separated: native, mdh, mhc (default: all).")
     var parts: String?
 
     @Option(help: "Work in this folder and keep its files (default: a temporary folder, removed).")

@@ -19,11 +19,79 @@ final class NativeTextTests: XCTestCase {
         defer { buf.deallocate() }
         var short = 0
         for v in values {
-            guard let n = FileOutput.shortDecimal(v, into: buf) else { continue }
+            guard let n = NumberText.shortDecimal(v, into: buf) else { continue }
             short += 1
             XCTAssertEqual(String(decoding: UnsafeBufferPointer(start: buf, count: n), as: UTF8.self), v.description)
         }
         XCTAssertGreaterThan(short, 40_000)
+    }
+
+    /// Float32s of every kind: ordinary, ±0, integers, powers of two and their neighbours,
+    /// subnormals, the largest, tiny and huge exponents, and random bit patterns.
+    static func float32Samples(random: Int) -> [Float] {
+        var rng = SplitMix(seed: 5)
+        var floats: [Float] = [0, -0.0, 1, -1, 0.5, 0.1, -9.80665, 123_456.7, 1e-4, Float(1e-4).nextDown, 16_777_215, 16_777_216,
+                               16_777_218, 33_554_432, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 3e-42, .leastNormalMagnitude,
+                               .greatestFiniteMagnitude, 1e30, -1e-30, 1e-5]
+        for e in -30...30 {
+            let p = Float(sign: .plus, exponent: e, significand: 1)
+            floats += [p, p.nextUp, p.nextDown, -p]
+        }
+        for _ in 0..<random {
+            floats.append(Float(bitPattern: UInt32(truncatingIfNeeded: rng.next())))
+            floats.append(Float(Double(Int64(rng.next() % 4_000_001) - 2_000_000) / 1e6))
+        }
+        return floats.filter(\.isFinite)
+    }
+
+    /// The String-free Float32 text is `Float.description`'s (the shortest decimal that reads
+    /// back) and reads back bit-exact as the native reader reads a Float32 column (a correctly
+    /// rounded double, then the nearest Float32); a double that is not a Float32 is refused.
+    func testFloat32TextIsFloatDescriptionAndReadsBack() {
+        let buf = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+        defer { buf.deallocate() }
+        var fast = 0
+        var failures: [String] = []
+        for f in Self.float32Samples(random: 100_000) {
+            guard let n = NumberText.float32(Double(f), into: buf) else { continue }
+            fast += 1
+            let text = String(decoding: UnsafeBufferPointer(start: buf, count: n), as: UTF8.self)
+            let back = NumberParser.double(UnsafeBufferPointer(start: buf, count: n)).map { Float($0).bitPattern }
+            if text != f.description || back != f.bitPattern { failures.append("\(f.description): wrote \(text)") }
+        }
+        XCTAssertEqual(failures.prefix(10), [])
+        XCTAssertGreaterThan(fast, 100_000, "the accelerometer-like values and most others take the fast path")
+        for d in [0.1, 1.0 / 3, 1_772_409_600.02, Double(Float(0.1)).nextUp, .nan, .infinity, -.infinity] {
+            XCTAssertNil(NumberText.float32(d, into: buf), "\(d) is not a Float32")
+        }
+    }
+
+    /// Through `FileOutput`: every Float32, including those outside the fast path's range
+    /// (subnormals, huge and tiny exponents), reads back bit-exact; other doubles are refused.
+    func testFileOutputFloat32ReadsBackForEveryFloat32() throws {
+        let floats = Self.float32Samples(random: 20_000)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("float32-\(getpid()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var out = FileOutput()
+        try out.open(path)
+        for f in floats {
+            try out.reserve(64)
+            XCTAssertTrue(out.float32(Double(f)))
+            out.byte(10)
+        }
+        try out.reserve(64)
+        XCTAssertFalse(out.float32(0.1), "not a Float32: nothing written")
+        XCTAssertFalse(out.float32(.nan))
+        try out.close()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, floats.count)
+        var failures: [String] = []
+        for (line, f) in zip(lines, floats) {
+            var text = String(line)
+            let back = text.withUTF8 { NumberParser.double($0) }.map { Float($0).bitPattern }
+            if back != f.bitPattern { failures.append("\(f.description): wrote \(line)") }
+        }
+        XCTAssertEqual(failures.prefix(10), [])
     }
 
     /// Rows of plain numbers read by the fast path give what the general reader gives, and a

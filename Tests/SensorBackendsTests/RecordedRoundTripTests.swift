@@ -91,6 +91,67 @@ final class RecordedRoundTripTests: XCTestCase {
         }
     }
 
+    /// Float32 columns: the export writes them as Float32 text (`Float.description`) and lists
+    /// them in the manifest; a column whose later values are not all Float32s is written again
+    /// as doubles; import gives back every value bit-exact (subnormals, -0.0, integers, huge and
+    /// tiny exponents) and export → import → export the same bytes.
+    func testFloat32ColumnsRoundTripBitExact() throws {
+        let specials: [Float] = [.leastNonzeroMagnitude, -0.0, 0, 1, -3, 1e30, -1e-30, 0.1, 16_777_216, .greatestFiniteMagnitude,
+                                 1e-4, 9.9e-5, 0.0123, -0.98, 3e-42]
+        let fields = Sensor.accelerometer.info.columnFields
+        func batch(_ w: Double, _ first: Int) -> SampleBatch {
+            let n = specials.count
+            let times = (0..<n).map { w - 60 + Double($0) * 0.02 }
+            let cols = fields.map { f -> Column in
+                switch f.name {
+                case "x": Column(name: "x", data: .double(specials.map { Double($0) }))
+                // Float32s in the first batch; the second holds one double that is not.
+                case "y": Column(name: "y", data: .double((0..<n).map { first > 0 && $0 == 3 ? 0.1 : Double(Float(first + $0) * 0.37) }))
+                case "z": Column(name: "z", data: .double((0..<n).map { 1.0 / Double(first + $0 + 3) }))
+                case "timestamp": Column(name: "timestamp", data: .double(times.map { $0 - 1_772_000_000 }))
+                default: Column(name: f.name, data: .int((0..<n).map { Int64(first + $0) }))
+                }
+            }
+            return SampleBatch(sensor: .accelerometer, writeTimes: Array(repeating: w, count: n), times: times, columns: cols)
+        }
+        var all = batch(recMonday + 60, 0)
+        all.append(batch(recMonday + 120, specials.count))
+        let source = FixedSource(device: StoreBenchmark.device, batch: all)
+        let dir = try recordedTempDir(self)
+        let study = NativeFormat.Study(start: recMonday, end: recMonday + 3_600, participants: [.init(id: "P", timeZone: "UTC")],
+                                       sensors: [.accelerometer])
+        let first = dir.appendingPathComponent("first"), second = dir.appendingPathComponent("second")
+        XCTAssertEqual(try NativeFormat.export(study, source: source, to: first).rows, all.count)
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: first.appendingPathComponent("manifest.json"))) as? [String: Any]
+        let stream = ((manifest?["participants"] as? [[String: Any]])?.first?["streams"] as? [[String: Any]])?.first
+        XCTAssertEqual(stream?["float32"] as? [String], ["x"], "y was written again as doubles; z never held Float32s")
+        let csv = try String(contentsOf: first.appendingPathComponent("P/phone/accelerometer.csv"), encoding: .utf8)
+        XCTAssertTrue(csv.contains(",0.0123,") && csv.contains(",1e+30,") && csv.contains(",-0.0,"), "Float32 text")
+        XCTAssertFalse(csv.contains(Double(Float(0.0123)).description), "not the widened double's 17 digits")
+        XCTAssertTrue(csv.contains(",0.1,"), "y's double 0.1 as a double")
+
+        let store = try RecordedStore(path: dir.appendingPathComponent("study.sqlite").path)
+        try store.importData(ImportRequest(format: .native, sources: [first.path], progressBar: false))
+        let rec = try store.source()
+        assertSameRows(rec.samples(participant: "P", sensor: .accelerometer, device: StoreBenchmark.device,
+                                   writtenAfter: recMonday, through: recMonday + 3_600), all, "stored rows")
+        try NativeFormat.export(study, source: rec, to: second)
+        for file in ["manifest.json", "P/phone/accelerometer.csv"] {
+            XCTAssertEqual(try Data(contentsOf: first.appendingPathComponent(file)), try Data(contentsOf: second.appendingPathComponent(file)),
+                           "\(file): export → import → export gives the same bytes")
+        }
+
+        // A manifest may list only number columns.
+        let text = try String(contentsOf: first.appendingPathComponent("manifest.json"), encoding: .utf8)
+        try text.replacingOccurrences(of: "\"float32\":[\"x\"]", with: "\"float32\":[\"identifier\"]")
+            .write(to: first.appendingPathComponent("manifest.json"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .native, sources: [first.path], progressBar: false))) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("$.participants[0].streams[0].float32[0]") && message.contains("x, y, z, timestamp")
+                          && message.contains("\"identifier\""), message)
+        }
+    }
+
     /// Through the model: a fetch over the recorded source delivers what the same fetch over the simulator does.
     func testFetchThroughTheModelMatches() throws {
         let sim = makeRecSource(seed: 5, [recTrio[0]])
@@ -124,5 +185,20 @@ final class RecordedRoundTripTests: XCTestCase {
                 assertSameRows(a, b, "fetch \(s) \(device.kind)")
             }
         }
+    }
+}
+
+/// One device's rows of one batch, answered by write time.
+struct FixedSource: SampleSource {
+    let device: SRDevice
+    let batch: SampleBatch
+
+    func devices(participant: String) -> [SRDevice] { [device] }
+
+    func samples(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double) -> SampleBatch {
+        guard sensor == batch.sensor, device == self.device else { return SampleBatch.empty(for: sensor) }
+        let rows = batch.writeTimes.indices.filter { batch.writeTimes[$0] > after && batch.writeTimes[$0] <= through }
+        guard let lo = rows.first, let hi = rows.last else { return SampleBatch.empty(for: sensor) }
+        return batch.slice(lo..<hi + 1)
     }
 }

@@ -93,23 +93,25 @@ public enum NativeFormat {
                 }
             }
             let streamJobs = jobs
-            let rowsWritten = try inParallel(streamJobs.count) { k in
+            let written = try inParallel(streamJobs.count) { k in
                 let job = streamJobs[k]
                 progress?(job.rel)
                 return try writeStream(source: source, participant: p.id, device: job.device, sensor: job.sensor,
                                        start: study.start, end: study.end, to: directory.appendingPathComponent(job.rel))
             }
             var streamsJSON: [FieldValue] = []
-            var written: [Sensor] = []
-            for (job, rows) in zip(jobs, rowsWritten) where rows > 0 {
+            var sensorsWritten: [Sensor] = []
+            for (job, file) in zip(jobs, written) where file.rows > 0 {
                 stats.files += 1
-                stats.rows += rows
-                if !written.contains(job.sensor) { written.append(job.sensor) }
-                streamsJSON.append(.object([("sensor", .string(job.sensor.rawValue)), ("device", .string(deviceIDs[job.device]!)),
-                                            ("file", .string(job.rel)), ("rows", .int(Int64(rows)))]))
+                stats.rows += file.rows
+                if !sensorsWritten.contains(job.sensor) { sensorsWritten.append(job.sensor) }
+                var entry: [(String, FieldValue)] = [("sensor", .string(job.sensor.rawValue)), ("device", .string(deviceIDs[job.device]!)),
+                                                     ("file", .string(job.rel)), ("rows", .int(Int64(file.rows)))]
+                if !file.float32.isEmpty { entry.append(("float32", .array(file.float32.map { .string($0) }))) }
+                streamsJSON.append(.object(entry))
             }
             let recording = p.recording.isEmpty
-                ? written.map { RecordingInterval(sensor: $0, after: study.start, through: study.end) } : p.recording
+                ? sensorsWritten.map { RecordingInterval(sensor: $0, after: study.start, through: study.end) } : p.recording
             func dev(_ d: SRDevice?) -> FieldValue { d.flatMap { deviceIDs[$0] }.map { .string($0) } ?? .null }
             participantsJSON.append(.object([
                 ("id", .string(p.id)),
@@ -189,12 +191,37 @@ public enum NativeFormat {
         init(_ n: Int) { results = Array(repeating: nil, count: n) }
     }
 
-    /// One stream's file (none when it has no rows); returns the rows written.
+    /// One stream's file (none when it has no rows): its rows and its `float32` columns.
+    ///
+    /// A double column whose values in the stream's first batch are all Float32s widened
+    /// (CoreMotion's accelerometer and gyroscope) is written as Float32 text (`FileOutput.float32`,
+    /// shorter and faster than a double's) and listed in the manifest. When a later value of
+    /// such a column is not a Float32, the file is written again with the column as doubles.
     private static func writeStream(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
-                                     start: Double, end: Double, to url: URL) throws -> Int {
+                                     start: Double, end: Double, to url: URL) throws -> (rows: Int, float32: [String]) {
+        var notFloat32 = Set<Int>()
+        while true {
+            do {
+                return try writeStreamOnce(source: source, participant: participant, device: device, sensor: sensor,
+                                           start: start, end: end, to: url, notFloat32: notFloat32)
+            } catch let e as NotFloat32 {
+                notFloat32.insert(e.column)
+            }
+        }
+    }
+
+    /// A value of column `column`, written as Float32 text so far, is not a Float32.
+    struct NotFloat32: Error {
+        var column: Int
+    }
+
+    /// `writeStream`'s one attempt: columns in `notFloat32` are written as doubles.
+    private static func writeStreamOnce(source: any SampleSource, participant: String, device: SRDevice, sensor: Sensor,
+                                        start: Double, end: Double, to url: URL, notFloat32: Set<Int>) throws -> (rows: Int, float32: [String]) {
         let fields = sensor.info.columnFields
         var out = FileOutput()
         var rows = 0
+        var float32 = [Bool](repeating: false, count: fields.count)
         let piece = (sensor.info.cadence.nominalPeriod ?? 60) < 5 ? 3_600.0 : 86_400.0
         var t = start
         while t < end {
@@ -208,29 +235,43 @@ public enum NativeFormat {
                 try out.append("writeTime,time")
                 for f in fields { try out.append(","); try out.append(f.name) }
                 try out.append("\n")
+                float32 = fields.indices.map { !notFloat32.contains($0) && holdsFloat32s(b.column(fields[$0].name)) }
             }
-            try writeRows(b, fields: fields, into: &out)
+            try writeRows(b, fields: fields, float32: float32, into: &out)
             rows += b.count
         }
         if rows > 0 { try out.close() }
-        return rows
+        return (rows, fields.indices.filter { float32[$0] }.map { fields[$0].name })
+    }
+
+    /// True when `c` is a double column with a value present and every present value a Float32.
+    static func holdsFloat32s(_ c: Column?) -> Bool {
+        guard let c, case .double(let v) = c.data else { return false }
+        var any = false
+        for (i, x) in v.enumerated() where c.present?[i] ?? true {
+            guard NumberText.isFloat32(x) else { return false }
+            any = true
+        }
+        return any
     }
 
     /// The rows of `b` as CSV lines. Numbers (most columns) are formatted from raw buffers
-    /// straight into the output; other values through their text.
-    static func writeRows(_ b: SampleBatch, fields: [FieldSchema], into out: inout FileOutput) throws {
+    /// straight into the output; other values through their text. Columns marked in `float32`
+    /// are written as Float32 text; throws `NotFloat32` at a value of one that is not a Float32.
+    static func writeRows(_ b: SampleBatch, fields: [FieldSchema], float32: [Bool], into out: inout FileOutput) throws {
         let n = b.count
         let cols = fields.map { b.column($0.name) }
-        // Numeric columns as bit patterns, column-major; kind 0 double, 1 int, 2 other, 3 absent.
-        let kinds = cols.map { c -> Int in
+        // Numeric columns as bit patterns, column-major; kind 0 double, 1 int, 2 other, 3 absent, 4 Float32.
+        let kinds = cols.enumerated().map { k, c -> Int in
             guard let c else { return 3 }
             switch c.data {
-            case .double: return 0
+            case .double: return float32[k] ? 4 : 0
             case .int: return 1
             default: return 2
             }
         }
         let width = cols.count
+        let room = 64 + 48 * width
         let bits = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, n * width))
         defer { bits.deallocate() }
         for (k, c) in cols.enumerated() {
@@ -242,22 +283,24 @@ public enum NativeFormat {
         }
         let present = cols.map { $0?.present }
         let anyMissing = present.contains { $0 != nil }
+        var writeText = FileOutput.TextCache()
         try b.writeTimes.withUnsafeBufferPointer { w in
             try b.times.withUnsafeBufferPointer { t in
                 for r in 0..<n {
-                    try out.reserve(64 + 28 * width)
-                    out.double(w[r])
+                    try out.reserve(room)
+                    out.double(w[r], cache: &writeText)
                     out.byte(UInt8(ascii: ","))
                     if !t[r].isNaN { out.double(t[r]) }
                     for k in 0..<width {
                         out.byte(UInt8(ascii: ","))
                         if anyMissing, let p = present[k], !p[r] { continue }
                         switch kinds[k] {
+                        case 4: guard out.float32(Double(bitPattern: bits[k * n + r])) else { throw NotFloat32(column: k) }
                         case 0: out.double(Double(bitPattern: bits[k * n + r]))
                         case 1: out.int(Int64(bitPattern: bits[k * n + r]))
                         case 2:
                             try otherValue(cols[k]!.data, r, into: &out)
-                            try out.reserve(64 + 28 * width)
+                            try out.reserve(room)
                         default: break
                         }
                     }
@@ -416,8 +459,19 @@ public enum NativeFormat {
                 guard case .string(let file)? = sm["file"], staysInside(file) else {
                     throw fail(sp + ".file", "expected a file path relative to the folder, without '..'")
                 }
+                var float32 = Set<String>()
+                if let list = sm["float32"] {
+                    guard case .array(let names) = list else { throw fail(sp + ".float32", "expected an array of column names") }
+                    for (k, nv) in names.enumerated() {
+                        guard case .string(let name) = nv, s.info.columnFields.contains(where: { $0.name == name && $0.type.columnKind == .double }) else {
+                            let doubles = s.info.columnFields.filter { $0.type.columnKind == .double }.map(\.name)
+                            throw fail("\(sp).float32[\(k)]", "expected a number column of \(s.rawValue) (\(doubles.isEmpty ? "it has none" : doubles.joined(separator: ", "))), found \(describe(nv))")
+                        }
+                        float32.insert(name)
+                    }
+                }
                 try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,
-                              session: session, progress: progress)
+                              float32: float32, session: session, progress: progress)
             }
             try session.flushAll()
         }
@@ -432,8 +486,9 @@ public enum NativeFormat {
         return s.count > 60 ? String(s.prefix(60)) + "…" : s
     }
 
-    /// One sample file: header `writeTime,time,<columns>`; see docs/native-format.md.
-    static func importCSV(_ path: String, participant: String, device: SRDevice, sensor: Sensor,
+    /// One sample file: header `writeTime,time,<columns>`; see docs/native-format.md. Values of
+    /// the columns named in `float32` are read as doubles and rounded to Float32s.
+    static func importCSV(_ path: String, participant: String, device: SRDevice, sensor: Sensor, float32: Set<String> = [],
                           session: ImportSession, progress: ImportProgress?) throws {
         let csv = CSVReader(path: path, source: try openByteSource(path))
         progress?.beginFile(path)
@@ -466,7 +521,8 @@ public enum NativeFormat {
                 case .column(let k, let f): .column(k, f)
                 }
             }
-            try NativeNumericPipeline.run(csv, path: path, names: headerNames, targets: targets, participant: participant,
+            let floats = fields.indices.filter { float32.contains(fields[$0].name) }
+            try NativeNumericPipeline.run(csv, path: path, names: headerNames, targets: targets, float32: floats, participant: participant,
                                           device: device, sensor: sensor, session: session, progress: progress)
             return
         }
@@ -493,7 +549,7 @@ public enum NativeFormat {
                     if x.isFinite, let problem = Plausible.problem(x) { throw ImportError(file: path, line: csv.line, field: "time", problem) }
                     t = x
                 case .column(let ci, let f):
-                    try parseField(csv, i, into: buf.columns[ci], field: f, path: path, name: headerNames[i])
+                    try parseField(csv, i, into: buf.columns[ci], field: f, path: path, name: headerNames[i], float32: float32.contains(f.name))
                 }
             }
             buf.noteWrite(w)
@@ -543,7 +599,9 @@ public enum NativeFormat {
         throw bad(names.isEmpty ? "a whole number" : "a whole number or one of \(names.joined(separator: ", "))")
     }
 
-    static func parseField(_ csv: CSVReader, _ i: Int, into c: ColumnBuilder, field f: FieldSchema, path: String, name: String) throws {
+    /// Field i into column `c`; `float32`: a number is rounded to a Float32 (then widened).
+    static func parseField(_ csv: CSVReader, _ i: Int, into c: ColumnBuilder, field f: FieldSchema, path: String, name: String,
+                           float32: Bool = false) throws {
         if csv.isEmpty(i) { c.appendMissing(); return }
         func bad(_ expected: String) -> ImportError {
             ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
@@ -551,7 +609,7 @@ public enum NativeFormat {
         switch f.type.columnKind {
         case .double, .int:
             switch try numberField(csv, i, field: f, path: path, name: name) {
-            case .double(let x)?: c.appendDouble(x)
+            case .double(let x)?: c.appendDouble(float32 ? Double(Float(x)) : x)
             case .int(let x)?: c.appendInt(x)
             case nil: c.appendMissing()
             }
@@ -626,61 +684,65 @@ struct FileOutput: ~Copyable {
     /// Shortest round-trip text (`nan`, `inf`, `-inf` for the others) as `Double.description`
     /// writes it; call after `reserve(32)`.
     @inline(__always) mutating func double(_ d: Double) {
-        if let n = FileOutput.shortDecimal(d, into: buffer + count) {
+        if let n = NumberText.shortDecimal(d, into: buffer + count) {
             count += n
             return
         }
-        var s = d.description
+        text(d.description)
+    }
+
+    /// Like `double`, but when `d` is the number `cache` last wrote, its text is copied (write
+    /// times: thousands of rows of one write batch share one); call after `reserve(32)`.
+    @inline(__always) mutating func double(_ d: Double, cache: inout TextCache) {
+        if d.bitPattern == cache.bits && cache.count > 0 {
+            withUnsafeBytes(of: cache.text) { (buffer + count).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: cache.count) }
+            count += cache.count
+            return
+        }
+        let start = count
+        double(d)
+        let n = count - start
+        guard n <= 32 else { cache.count = 0; return }
+        cache.bits = d.bitPattern
+        cache.count = n
+        withUnsafeMutableBytes(of: &cache.text) { $0.baseAddress!.copyMemory(from: buffer + start, byteCount: n) }
+    }
+
+    /// The text of the number `FileOutput.double(_:cache:)` wrote last (`count` 0: none).
+    struct TextCache {
+        var bits: UInt64 = 0
+        var count = 0
+        var text: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    }
+
+    /// A Float32 widened to a double (`NumberText.isFloat32`) as the shortest text that reads
+    /// back to it as a double rounded to a Float32 (`Float.description`'s text); false, nothing
+    /// written, for any other number. Call after `reserve(48)`.
+    @inline(__always) mutating func float32(_ d: Double) -> Bool {
+        if let n = NumberText.float32(d, into: buffer + count) {
+            count += n
+            return true
+        }
+        guard NumberText.isFloat32(d) else { return false }
+        // Outside fixed notation (|f| < 1e-4, ≥ 2^25): Float's own text when it reads back
+        // through a double, else the double's (exact, so its Float32 is too).
+        let start = count
+        text(Float(d).description)
+        let x = NumberParser.double(UnsafeBufferPointer(start: buffer + start, count: count - start))
+        if x.map({ Float($0).bitPattern }) != Float(d).bitPattern {
+            count = start
+            text(d.description)
+        }
+        return true
+    }
+
+    /// A short text (≤ 40 bytes, room reserved) copied into the buffer.
+    @inline(__always) private mutating func text(_ s: String) {
+        var s = s
         s.withUTF8 { u in
             (buffer + count).update(from: u.baseAddress!, count: u.count)
             count += u.count
         }
-    }
-
-    /// `d` in fixed notation with the fewest fraction digits (≤ 9, at least one) that read back
-    /// bit-exact (`Double(m) / 10^k == d`: what the parser computes), without a String: the
-    /// text `Double.description` gives for such numbers with 1e-4 ≤ |d| < 2^53 (times such as
-    /// `1772409540.02`). Writes at most 28 bytes; nil (nothing written) for other numbers.
-    @inline(__always)
-    static func shortDecimal(_ d: Double, into p: UnsafeMutablePointer<UInt8>) -> Int? {
-        let a = abs(d)
-        guard a >= 1e-4, a < 9.007_199_254_740_992e15 else { return nil }
-        var k = 0
-        var m = 0.0
-        while true {
-            let s = NumberParser.exact[k]
-            m = (a * s).rounded()
-            guard m < 9.007_199_254_740_992e15 else { return nil }
-            if m / s == a { break }
-            k += 1
-            if k > 9 { return nil }
-        }
-        var o = 0
-        if d.sign == .minus { p[0] = UInt8(ascii: "-"); o = 1 }
-        let scale = UInt64(NumberParser.exact[k])
-        let whole = UInt64(m) / scale, frac = UInt64(m) % scale
-        // Whole part.
-        var w = whole
-        var digits = 1
-        while w >= 10 { w /= 10; digits += 1 }
-        w = whole
-        for i in stride(from: digits - 1, through: 0, by: -1) {
-            p[o + i] = UInt8(48 + w % 10)
-            w /= 10
-        }
-        o += digits
-        p[o] = UInt8(ascii: ".")
-        o += 1
-        if k == 0 {
-            p[o] = UInt8(ascii: "0")
-            return o + 1
-        }
-        var f = frac
-        for i in stride(from: k - 1, through: 0, by: -1) {
-            p[o + i] = UInt8(48 + f % 10)
-            f /= 10
-        }
-        return o + k
     }
 
     /// Decimal text; call after `reserve(20)`.

@@ -21,11 +21,12 @@ enum NativeNumericPipeline {
     }
 
     /// Reads the rest of `csv` (its header already read into `targets`) and stores the rows.
-    static func run(_ csv: CSVReader, path: String, names: [String], targets: [Target], participant: String,
+    /// `float32`: schema columns whose values are rounded to Float32s (then widened).
+    static func run(_ csv: CSVReader, path: String, names: [String], targets: [Target], float32: [Int] = [], participant: String,
                     device: SRDevice, sensor: Sensor, session: ImportSession, progress: ImportProgress?) throws {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
-        let reader = MHCBatchedPipeline.Box(Parser(csv: csv, path: path, names: names, targets: targets, sensor: sensor,
-                                                   device: device, queue: queue))
+        let reader = MHCBatchedPipeline.Box(Parser(csv: csv, path: path, names: names, targets: targets, float32: float32,
+                                                   sensor: sensor, device: device, queue: queue))
         let thread = Thread {
             do {
                 try reader.value.run()
@@ -59,6 +60,8 @@ enum NativeNumericPipeline {
         let path: String
         let names: [String]
         let targets: [Target]
+        /// Schema columns read as Float32s.
+        let float32: [Int]
         let sensor: Sensor
         let device: SRDevice
         let queue: MHCBatchedPipeline.Queue
@@ -69,12 +72,13 @@ enum NativeNumericPipeline {
         /// Write time of the last row parsed; rows before it in the block are in order when `sorted`.
         var sorted = true
 
-        init(csv: CSVReader, path: String, names: [String], targets: [Target], sensor: Sensor, device: SRDevice,
+        init(csv: CSVReader, path: String, names: [String], targets: [Target], float32: [Int], sensor: Sensor, device: SRDevice,
              queue: MHCBatchedPipeline.Queue) {
             self.csv = csv
             self.path = path
             self.names = names
             self.targets = targets
+            self.float32 = float32
             self.sensor = sensor
             self.device = device
             self.queue = queue
@@ -147,8 +151,13 @@ enum NativeNumericPipeline {
             }
         }
 
-        /// Checks the dates of rows `first..<first+n` (line `firstLine` on) and notes their order.
+        /// Rounds rows `first..<first+n` of the Float32 columns to Float32s, then checks the dates
+        /// of those rows (line `firstLine` on) and notes their order.
         mutating func check(_ first: Int, _ n: Int, firstLine: Int) throws {
+            for k in float32 {
+                let c = block.column(k).assumingMemoryBound(to: Double.self)
+                for r in first..<first + n { c[r] = Double(Float(c[r])) }
+            }
             let w = block.writeTimes, t = block.times
             var last = first > 0 ? w[first - 1] : -Double.infinity
             var bad = -1

@@ -75,6 +75,71 @@ public enum StoreBenchmark {
         return rows
     }
 
+    /// Writes `seconds` of 50 Hz accelerometer from `start` as a MyDataHelps export tree under
+    /// `root` (`sensorkit-accelerometer/iPhone/bench/dev-A/accelerometer.json`): one
+    /// `{device, samples}` object, a sample item per 60-s write batch holding its 3 000
+    /// elements (acceleration x, y, z with 6 decimals, uptime `timestamp`, `startDate`,
+    /// `identifier`). The values are those of `writeAccelerometerCSV`. Returns the row count.
+    @discardableResult
+    public static func writeAccelerometerMDH(root: String, start: Double, seconds: Int) throws -> Int {
+        let dir = root + "/sensorkit-accelerometer/iPhone/bench/dev-A"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let path = dir + "/accelerometer.json"
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
+        defer { try? h.close() }
+        var out = [UInt8]()
+        out.reserveCapacity(1 << 22)
+        func text(_ s: String) { out.append(contentsOf: Array(s.utf8)) }
+        func number(_ v: Int64, decimals: Int) {
+            var m = v
+            if m < 0 { out.append(45); m = -m }
+            var scale: Int64 = 1
+            for _ in 0..<decimals { scale *= 10 }
+            var whole = m / scale
+            let at = out.count
+            repeat { out.append(UInt8(48 + whole % 10)); whole /= 10 } while whole > 0
+            out[at...].reverse()
+            out.append(46)
+            var frac = m % scale
+            var d = [UInt8](repeating: 48, count: decimals)
+            for k in (0..<decimals).reversed() { d[k] = UInt8(48 + frac % 10); frac /= 10 }
+            out.append(contentsOf: d)
+        }
+        text("{\"device\": {\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\", \"productType\": \"iPhone15,2\"}, \"samples\": [\n")
+        let rows = seconds * 50
+        let cs0 = Int64((start * 100).rounded())
+        var state: UInt64 = 0x1234_5678
+        for i in 0..<rows {
+            let batch = i / 3_000
+            let cs = cs0 + 2 * Int64(i)
+            if i % 3_000 == 0 {
+                if i > 0 { text("]},\n") }
+                text("{\"timestamp\": ")
+                number(cs0 + Int64(batch + 1) * 6_000, decimals: 2)
+                text(", \"sample\": [")
+            } else {
+                out.append(44)
+            }
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let noise = Int64((state >> 33) % 40_001) - 20_000
+            let sway = Int64(200_000 * sin(Double(i) * 0.0005))
+            text("{\"acceleration\": {\"x\": "); number(sway + noise, decimals: 6)
+            text(", \"y\": "); number(noise / 2 - 10_000, decimals: 6)
+            text(", \"z\": "); number(-980_000 + noise, decimals: 6)
+            text("}, \"timestamp\": "); number(cs - cs0 + 500_000, decimals: 2)
+            text(", \"startDate\": "); number(cs, decimals: 2)
+            text(", \"identifier\": \(batch + 1)}")
+            if out.count > (1 << 22) - 512 {
+                try h.write(contentsOf: out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        text("]}\n]}\n")
+        try h.write(contentsOf: out)
+        return rows
+    }
+
     /// What the summary found.
     public struct Summary: Sendable, Equatable {
         public var samples = 0
@@ -258,7 +323,7 @@ public enum StoreBenchmark {
     /// The native path: a simulated participant-week of phone and watch accelerometer exported
     /// (`sensorium export`), imported (`import --format native`), imported again, its size,
     /// and every chunk decoded.
-    static func runNative(days: Int, start: Double, dir: URL, output: (String) -> Void) throws {
+    static func runNative(days: Int, start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         let participant = ParticipantDescription(id: "P1", timeZone: "Europe/Paris", watch: .defaultWatch,
@@ -274,6 +339,7 @@ public enum StoreBenchmark {
         let exported = try NativeFormat.export(study, source: sim, to: folder)
         var s = secs(t)
         var cpu = processCPUSeconds() - cpu0
+        summary.append(("native export", Double(exported.rows) / s))
         let csvBytes = RecordedStore.bytes(under: folder.path)
         output(String(format: "  native export, %d day(s) of phone + watch accelerometer: %d rows (%.0f MB) in %.2f s = %.2f M rows/s (target ≥ 5: %.2fx); %.2f CPU-s (%.2f M rows per CPU-s); peak memory %.0f MB",
                       days, exported.rows, Double(csvBytes) / 1e6, s, Double(exported.rows) / s / 1e6, Double(exported.rows) / s / 5e6,
@@ -292,6 +358,7 @@ public enum StoreBenchmark {
             let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
                 : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
             if pass == "import" { firstRate = rate }
+            summary.append(("native \(pass)", rate))
             output(String(format: "  native %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
                           pass, s, rate / 1e6, target, Double(csvBytes) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped,
                           Double(peakResidentBytes()) / 1e6))
@@ -318,9 +385,44 @@ public enum StoreBenchmark {
         try store.close()
     }
 
+    /// The MyDataHelps path: a participant-day of 50 Hz phone accelerometer as a MyDataHelps
+    /// JSON tree, imported and imported again.
+    static func runMDH(start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        let root = dir.appendingPathComponent("mdh").path
+        var t = now()
+        let rows = try writeAccelerometerMDH(root: root, start: start, seconds: 86_400)
+        let size = RecordedStore.bytes(under: root)
+        output(String(format: "  MyDataHelps JSON, participant-day: generated %d rows (%.0f MB of JSON) in %.2f s", rows, Double(size) / 1e6, secs(t)))
+        let path = dir.appendingPathComponent("mdh.sqlite").path
+        let store = try RecordedStore(path: path)
+        let request = ImportRequest(format: .mdhJSON, sources: [root], progressBar: false)
+        var firstRate = 0.0
+        for pass in ["import", "re-import"] {
+            resetPeakResident()
+            t = now()
+            let cpu0 = processCPUSeconds()
+            let stats = try store.importData(request)
+            let s = secs(t)
+            let cpu = processCPUSeconds() - cpu0
+            let rate = Double(stats.rowsRead) / s
+            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
+                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
+            if pass == "import" { firstRate = rate }
+            summary.append(("mdh-json \(pass)", rate))
+            output(String(format: "  MyDataHelps JSON %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of JSON; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          pass, s, rate / 1e6, target, Double(size) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored,
+                          stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
+        }
+        try store.close()
+        try FileManager.default.removeItem(atPath: root)
+    }
+
     /// The whole benchmark; prints through `output`. `keep`: leave the temporary folder.
     /// `parts`: "native" (export, native import, size, decode), "mhc" (MyHeartCounts CSV
-    /// import and the summaries); both when empty.
+    /// import and the summaries), "mdh" (MyDataHelps JSON import); all when empty. Ends with
+    /// one line of every rate measured.
     public static func run(weekDays: Int = 7, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
         let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -332,11 +434,22 @@ public enum StoreBenchmark {
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         output("sensorium bench store: 50 Hz accelerometer, native and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
         output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
+        var summary: [(String, Double)] = []
+        defer {
+            if !summary.isEmpty {
+                output("  rates (M rows/s, this run): " + summary.map { String(format: "%@ %.2f", $0.0, $0.1 / 1e6) }.joined(separator: "; ")
+                       + " (targets: export ≥ 5, import ≥ 7, re-import ≥ import)")
+            }
+        }
         if parts.isEmpty || parts.contains("native") {
-            try runNative(days: weekDays, start: start, dir: dir, output: output)
+            try runNative(days: weekDays, start: start, dir: dir, summary: &summary, output: output)
+        }
+        if parts.isEmpty || parts.contains("mdh") {
+            try runMDH(start: start, dir: dir, summary: &summary, output: output)
         }
         guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
+        var lastRate = 0.0
         for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
             let csv = dir.appendingPathComponent("accelerometer-\(days)d.csv").path
             var t = now()
@@ -349,11 +462,13 @@ public enum StoreBenchmark {
             for pass in ["import", "re-import"] {
                 resetPeakResident()
                 let base = residentBytes()
+                defer { if days == weekDays { summary.append(("mhc-csv week \(pass)", lastRate)) } }
                 t = now()
                 let cpu0 = processCPUSeconds()
                 let stats = try store.importData(request)
                 let s = secs(t)
                 let cpu = processCPUSeconds() - cpu0
+                lastRate = Double(stats.rowsRead) / s
                 let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
                 output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 7: %.2fx), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB = %.1f B/row; peak memory %.0f MB (%.0f MB before)",
                               label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(stats.rowsRead) / s / 7e6, Double(size) / 1e6 / s, cpu,
