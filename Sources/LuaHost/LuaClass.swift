@@ -137,6 +137,7 @@ public final class LuaClass<Object: AnyObject> {
                 try get(object, call)
                 return 1
             }
+            state.noteMetamethod("\(name).__index")
         }
         lua_setfield(L, -2, "__index")
         state.pushFunction { call in
@@ -149,12 +150,14 @@ public final class LuaClass<Object: AnyObject> {
             try set(object, call, 3)
             return 0
         }
+        state.noteMetamethod("\(name).__newindex")
         lua_setfield(L, -2, "__newindex")
         state.pushFunction { call in
             if let object = self.object(in: call.L, at: 1) { call.push(self.describe(object)) }
             else { call.push("\(self.name) (closed)") }
             return 1
         }
+        state.noteMetamethod("\(name).__tostring")
         lua_setfield(L, -2, "__tostring")
         state.pushFunction { call in
             guard let a = self.object(in: call.L, at: 1), let b = self.object(in: call.L, at: 2) else {
@@ -164,6 +167,7 @@ public final class LuaClass<Object: AnyObject> {
             call.push(a === b || (self.equals?(a, b) ?? false))
             return 1
         }
+        state.noteMetamethod("\(name).__eq")
         lua_setfield(L, -2, "__eq")
         state.keepAlive(releaser)
         luashim_push_userdata_release(L)
@@ -175,8 +179,10 @@ public final class LuaClass<Object: AnyObject> {
                 guard let object = self.object(in: call.L, at: 1) else { throw LuaScriptError("\(self.name) is closed") }
                 return try body(object, call)
             }
+            state.noteMetamethod("\(name).\(event)")
             lua_setfield(L, -2, event)
         }
+        for property in getters.keys.sorted() { state.noteHostFunction("\(name).\(property)") }
         LuaState.pushString(L, name)
         lua_setfield(L, -2, "__name")
         LuaState.pushString(L, "locked")

@@ -56,12 +56,30 @@ public final class LuaState {
     func keepAlive(_ object: AnyObject) { keptAlive.append(object) }
 
     /// Every host function registered in this state, named as a script reaches it
-    /// (`study`, `sensorkit.reader`, `SRSensorReader:fetch`, `SampleSet.__len`), in
-    /// registration order. The hostile-arguments test drives each.
+    /// (`study`, `sensorkit.reader`, `SRSensorReader:fetch`), the Swift metamethods of
+    /// classes (`SampleSet.__len`, see `metamethod(named:)`) and class properties
+    /// (`SRSensorReader.delegate`), in registration order. The hostile-arguments test
+    /// drives each.
     public private(set) var hostFunctions: [String] = []
 
     /// Notes a host function in `hostFunctions`.
     func noteHostFunction(_ name: String) { hostFunctions.append(name) }
+
+    /// The Swift metamethods of registered classes, by their `hostFunctions` name.
+    private var metamethods: [String: LuaReference] = [:]
+
+    /// Notes the metamethod on top of the stack in `hostFunctions` as `name` and keeps a
+    /// reference to it for `metamethod(named:)`. [-0, +0]
+    func noteMetamethod(_ name: String) {
+        noteHostFunction(name)
+        metamethods[name] = makeReference(at: -1)
+    }
+
+    /// A class's Swift metamethod by its `hostFunctions` name (`SampleSet.__len`,
+    /// `SRSensorReader.__index`): a script reaches it only through operators and field
+    /// access, with the object first; the hostile-arguments test calls it directly, with
+    /// any arguments. Nil for other names.
+    public func metamethod(named name: String) -> LuaReference? { metamethods[name] }
 
     /// Creates a state and sets it up in one protected call, as `lua.c`'s `pmain`:
     /// opens the standard libraries, installs the sandbox unless `sandbox` is nil, then

@@ -2,8 +2,9 @@ import Foundation
 import XCTest
 @testable import StudyRuntime
 
-/// Every host function and method a protocol can reach (the state's registry,
-/// `LuaState.hostFunctions`) driven with hostile arguments: each call ends in a Lua
+/// Every host function, method, metamethod and property a protocol can reach (the
+/// state's registry, `LuaState.hostFunctions`; metamethods are called directly, through
+/// `LuaState.metamethod(named:)`) driven with hostile arguments: each call ends in a Lua
 /// error or a result, never a signal or a Swift trap, and none runs unbounded
 /// (the sweep runs under a 30 s time limit, which stops Lua code only: a host function
 /// that took seconds on a long argument, as "did you mean" over a 64 KiB sensor name
@@ -45,7 +46,7 @@ final class HostileArgumentsTests: XCTestCase {
       local reader = sensors.ambientLightSensor
       local set = reader:samples { from = time.studyStart(), to = time.now() }
       local instances = { SRSensorReader = reader, SampleSet = set, GroupedSampleSet = set:byDay() }
-      local driven, skipped, calls = 0, {}, 0
+      local driven, skipped, calls, metamethods, properties = 0, {}, 0, 0, 0
       for _, name in ipairs(registry) do
         local class, method = name:match("^([%w_]+):([%w_]+)$")
         local f
@@ -57,9 +58,21 @@ final class HostileArgumentsTests: XCTestCase {
           end
         else
           local module, field = name:match("^([%w_]+)%.([%w_]+)$")
-          local holder = module and rawget(_G, module) or (not module and _G)
-          f = holder and holder[field or name]
-          if type(f) == "function" then calls = calls + drive(f) else f = nil end
+          local object = module and instances[module]
+          if object and field:sub(1, 2) == "__" then
+            -- A class's metamethod, called directly: on its object, and on hostile selves.
+            f = __test.metamethod(name)
+            if f then calls = calls + drive(f, object) + drive(f) metamethods = metamethods + 1 end
+          elseif object then
+            -- A property: read, and written with every hostile value.
+            f = function(o, v) local _ = o[field]; o[field] = v end
+            calls = calls + drive(f, object)
+            properties = properties + 1
+          else
+            local holder = module and rawget(_G, module) or (not module and _G)
+            f = holder and holder[field or name]
+            if type(f) == "function" then calls = calls + drive(f) else f = nil end
+          end
         end
         if f then driven = driven + 1 else skipped[#skipped + 1] = name end
       end
@@ -72,6 +85,7 @@ final class HostileArgumentsTests: XCTestCase {
       end
       print("driven " .. driven .. " of " .. #registry .. ", calls " .. calls .. ", module functions " .. lua_side)
       print("not reachable: " .. table.concat(skipped, " "))
+      print("metamethods " .. metamethods .. ", properties " .. properties)
     end
     -- At the study's last second: what the sweep schedules has no time left to run.
     schedule.after(seconds(2 * 86400 - 1), sweep)
@@ -94,8 +108,14 @@ final class HostileArgumentsTests: XCTestCase {
         for name in skipped { XCTAssertTrue(name.hasPrefix("__runtime.") || name.hasPrefix("__test."), String(name)) }
         XCTAssertEqual(count + skipped.count, total)
         for name in ["study", "sensorkit.reader", "sensorkit.info", "report.row", "schedule.after",
-                     "SRSensorReader:fetch", "SampleSet:quantile", "GroupedSampleSet:summarize"] {
+                     "SRSensorReader:fetch", "SampleSet:quantile", "GroupedSampleSet:summarize",
+                     "SRSensorReader.__index", "SRSensorReader.__newindex", "SRSensorReader.delegate",
+                     "SampleSet.__len", "SampleSet.__inspect", "SampleSet.__tostring", "GroupedSampleSet.__eq"] {
             XCTAssertFalse(skipped.contains(Substring(name)), "\(name) was driven")
         }
+        // Every Swift metamethod of the three classes (__index where there are properties,
+        // __newindex, __tostring, __eq; SampleSet's __len and __inspect) and every property.
+        let registry = lines.first { $0.hasPrefix("metamethods ") }
+        XCTAssertEqual(registry, "metamethods 12, properties 3", outcome.output)
     }
 }
