@@ -5,8 +5,6 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libsqlite3-dev lua5.4
-# A real terminal for the REPL's Ctrl-C test.
-APT_PACKAGES += tmux
 # Headless Chromium and a font: the browser test renders the HTML run report to PNG.
 APT_PACKAGES += chromium fonts-dejavu-core
 SLURM_PACKAGES := slurm-wlm munge
