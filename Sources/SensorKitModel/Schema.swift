@@ -294,6 +294,33 @@ public struct Cadence: Sendable, Hashable {
     }
 }
 
+/// The stretch of time a sample covers, where SensorKit gives one (contract §3.3, §4.3):
+/// what protocols read as `windowStart` and `windowEnd`.
+public enum SampleWindow: Sendable, Hashable, CustomStringConvertible {
+    /// From the sample's own date to a date field (pedometer and odometer bins: `endDate`;
+    /// visits: arrival to `departureEnd`).
+    case toField(String)
+    /// From the sample's own date for a duration field (sleep and wrist-temperature sessions).
+    case forDuration(String)
+    /// A duration field ending at the write time: reports with no date of their own
+    /// (device, messages and phone usage, keyboard metrics). SensorKit gives their window
+    /// only as `duration` and writes a report after its window closes (contract §4.3, T22),
+    /// so this is the latest the window can lie.
+    case durationBeforeWrite(String)
+
+    /// `"startDate to endDate"`, `"startDate for duration"`, `"duration up to the write time"`
+    /// (`rowTime` names the sample's own date field).
+    public func text(rowTime: String?) -> String {
+        switch self {
+        case .toField(let end): "\(rowTime ?? "time") to \(end)"
+        case .forDuration(let d): "\(rowTime ?? "time") for \(d)"
+        case .durationBeforeWrite(let d): "\(d) up to the write time"
+        }
+    }
+
+    public var description: String { text(rowTime: nil) }
+}
+
 /// Everything the contract says about one sensor (contract §2.1, §2.2, §3.1–§3.3).
 public struct SensorInfo: Sendable, Hashable {
     public var sensor: Sensor
@@ -316,6 +343,8 @@ public struct SensorInfo: Sendable, Hashable {
     public var cadence: Cadence
     /// Every sample field, the row-time field (if any) first, then columns in order.
     public var fields: [FieldSchema]
+    /// The stretch of time each sample covers, for sensors whose samples span one.
+    public var window: SampleWindow? = nil
 
     /// The field stored in `SampleBatch.times`, or nil when the sample has no own
     /// date — then `times` holds the write time.

@@ -118,7 +118,11 @@ public enum SensorCatalogue {
     ]
 
     /// The info for every sensor, in `Sensor.allCases` order.
-    public static let all: [SensorInfo] = Sensor.allCases.map(makeInfo)
+    public static let all: [SensorInfo] = Sensor.allCases.map { sensor in
+        var info = makeInfo(sensor)
+        info.window = window(of: sensor)
+        return info
+    }
 
     /// The info for `sensor`.
     public static func info(_ sensor: Sensor) -> SensorInfo { all[Sensor.allCases.firstIndex(of: sensor)!] }
@@ -188,6 +192,19 @@ public enum SensorCatalogue {
             var suggestions = e.suggestions
             if suggestions.isEmpty { suggestions = Suggestions.closest(to: key, among: usageKeys) }
             return .failure(NameLookupError(kind: "sensor", name: key, suggestions: suggestions))
+        }
+    }
+
+    /// The span each sample covers (contract §3.3): interval bins end at `endDate`, a visit
+    /// at its departure, sessions last their `duration`, and reports, which have no date of
+    /// their own, cover their `duration` up to when they were written.
+    private static func window(of sensor: Sensor) -> SampleWindow? {
+        switch sensor {
+        case .pedometerData, .odometer: .toField("endDate")
+        case .visits: .toField("departureEnd")
+        case .sleepSessions, .wristTemperature: .forDuration("duration")
+        case .deviceUsageReport, .messagesUsageReport, .phoneUsageReport, .keyboardMetrics: .durationBeforeWrite("duration")
+        default: nil
         }
     }
 

@@ -24,6 +24,7 @@ extension Bindings {
                 "since": .string(info.firstOS.description), "cadence": .string(info.cadence.summary), "fields": .array(fields),
             ]
             if let period = info.cadence.nominalPeriod { table["nominalPeriod"] = .number(period) }
+            if let window = info.window { table["window"] = .string(window.text(rowTime: info.rowTimeField?.name)) }
             call.push(.dictionary(table))
             return 1
         })]

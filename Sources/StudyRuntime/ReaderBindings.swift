@@ -225,11 +225,16 @@ extension Bindings {
         return .dictionary(["timestamp": timestamp, "sample": Bindings.rowValue(chunk.batch, rows.lowerBound, rowTime: rowTime)])
     }
 
-    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`, and the
-    /// sample's own date under its SensorKit name too (`rowTime`: `startDate`, `date`, …).
+    /// One row of a batch as a Lua table: its fields plus `time` and `writeTime`, the
+    /// sample's own date under its SensorKit name too (`rowTime`: `startDate`, `date`, …),
+    /// and `windowStart`/`windowEnd` when the sample spans a window (`SampleWindow`).
     static func rowValue(_ batch: SampleBatch, _ i: Int, rowTime: String?) -> LuaValue {
         var entries: [String: LuaValue] = ["time": .number(batch.times[i]), "writeTime": .number(batch.writeTimes[i])]
         if let rowTime { entries[rowTime] = .number(batch.times[i]) }
+        if let window = FieldReader.window(in: batch, row: i) {
+            entries["windowStart"] = .number(window.start)
+            if !window.end.isNaN { entries["windowEnd"] = .number(window.end) }
+        }
         for column in batch.columns {
             if let present = column.present, !present[i] { continue }
             switch column.data {

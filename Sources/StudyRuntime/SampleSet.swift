@@ -51,6 +51,11 @@ public final class SampleSet: @unchecked Sendable {
         stream == .deletionRecords ? SensorCatalogue.deletionRecordFields : sensor.info.fields
     }
 
+    /// `["windowStart", "windowEnd"]` when the samples span a window (`SampleWindow`), else empty.
+    public var windowFields: [String] {
+        stream == .samples && sensor.info.window != nil ? ["windowStart", "windowEnd"] : []
+    }
+
     /// The sample's own date field (`startDate`, `date`, …), which holds the row's `time`;
     /// nil for deletion records and for sensors whose samples have no date of their own.
     public var rowTimeField: FieldSchema? {
@@ -307,7 +312,8 @@ public struct FieldError: Error, Sendable, CustomStringConvertible {
 /// Reads fields of a batch as numbers, including the virtual ones:
 /// `time` (sample time, also readable under the sensor's own name for it: `startDate`,
 /// `date`, `timestamp`, `arrivalStart`), `writeTime`, `magnitude` (√(x²+y²+z²) for x/y/z
-/// sensors), and `duration` for interval samples that have an `endDate` (endDate − time).
+/// sensors), `windowStart`/`windowEnd` (the span a sample covers, `SampleWindow`), and
+/// `duration` for interval samples that have an `endDate` (endDate − time).
 enum FieldReader {
     static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
         switch field {
@@ -318,6 +324,9 @@ enum FieldReader {
             var out: [Double] = []
             try magnitude(in: batch, into: &out)
             return out
+        case "windowStart", "windowEnd":
+            guard let window = try window(in: batch) else { throw unknown(field, in: batch) }
+            return field == "windowStart" ? window.start : window.end
         case "duration" where batch.column("duration") == nil:
             guard case .double(let ends)? = batch.column("endDate")?.data else { throw unknown(field, in: batch) }
             return zip(ends, batch.times).map { $0 - $1 }
@@ -363,9 +372,46 @@ enum FieldReader {
         }
     }
 
+    /// Each row's `windowStart` and `windowEnd` (wall seconds; NaN where the end is a
+    /// missing optional value), from the sensor's `SampleWindow`; nil when its samples span
+    /// no window, or for a batch without the window's field (deletion records).
+    static func window(in batch: SampleBatch) throws -> (start: [Double], end: [Double])? {
+        guard let window = batch.sensor.info.window else { return nil }
+        switch window {
+        case .toField(let name):
+            guard batch.column(name) != nil else { return nil }
+            return (batch.times, try numbers(name, in: batch))
+        case .forDuration(let name):
+            guard batch.column(name) != nil else { return nil }
+            return (batch.times, zip(batch.times, try numbers(name, in: batch)).map(+))
+        case .durationBeforeWrite(let name):
+            guard batch.column(name) != nil else { return nil }
+            return (zip(batch.writeTimes, try numbers(name, in: batch)).map(-), batch.writeTimes)
+        }
+    }
+
+    /// Row `i`'s window, as `window(in:)` gives it, reading only that row.
+    static func window(in batch: SampleBatch, row i: Int) -> (start: Double, end: Double)? {
+        func number(_ name: String) -> Double? {
+            guard let column = batch.column(name) else { return nil }
+            if let present = column.present, !present[i] { return .nan }
+            switch column.data {
+            case .double(let v): return v[i]
+            case .int(let v): return Double(v[i])
+            default: return nil
+            }
+        }
+        switch batch.sensor.info.window {
+        case .toField(let name)?: return number(name).map { (batch.times[i], $0) }
+        case .forDuration(let name)?: return number(name).map { (batch.times[i], batch.times[i] + $0) }
+        case .durationBeforeWrite(let name)?: return number(name).map { (batch.writeTimes[i] - $0, batch.writeTimes[i]) }
+        case nil: return nil
+        }
+    }
+
     static func column(_ field: String, in batch: SampleBatch) throws -> ColumnData {
         switch field {
-        case "time", "writeTime", "magnitude", batch.sensor.info.rowTimeField?.name:
+        case "time", "writeTime", "magnitude", "windowStart", "windowEnd", batch.sensor.info.rowTimeField?.name:
             return .double(try numbers(field, in: batch))
         default:
             guard let column = batch.column(field) else { throw unknown(field, in: batch) }
@@ -374,7 +420,11 @@ enum FieldReader {
     }
 
     static func unknown(_ field: String, in batch: SampleBatch) -> FieldError {
+        let window = batch.sensor.info.window.map { w in
+            switch w { case .toField(let n), .forDuration(let n), .durationBeforeWrite(let n): n }
+        }
         let names = batch.columns.map(\.name) + ["time", "writeTime"]
+            + (window.map { batch.column($0) != nil } == true ? ["windowStart", "windowEnd"] : [])
         return FieldError("\(batch.sensor.rawValue) has no field '\(field)' (fields: \(names.joined(separator: ", ")))")
     }
 }

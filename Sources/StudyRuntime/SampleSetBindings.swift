@@ -89,7 +89,7 @@ extension Bindings {
             return 1
         }
         c.method("fields") { s, call in
-            call.push(.array(s.fieldSchemas.map { .string($0.name) } + [.string("time"), .string("writeTime")]))
+            call.push(.array((s.fieldSchemas.map(\.name) + ["time", "writeTime"] + s.windowFields).map { .string($0) }))
             return 1
         }
         c.method("distinct") { [unowned self] s, call in

@@ -1,3 +1,4 @@
+import Foundation
 import LuaHost
 import SensorKitModel
 
@@ -29,6 +30,9 @@ enum SampleSetDisplay {
         var text = "SampleSet(\(set.sensor.rawValue), \(count) sample\(count == 1 ? "" : "s")\(span)\(set.filters.isEmpty ? "" : ", filtered"))"
         for i in 0..<head.count {
             var parts = ["time=" + LocalTime.minuteLabel(head.times[i], set.timeZone)]
+            if set.stream == .samples, let window = FieldReader.window(in: head, row: i) {
+                parts.append("window=" + windowLabel(window, set.timeZone))
+            }
             for column in head.columns.prefix(6) {
                 if let present = column.present, !present[i] { continue }
                 let value: String = switch column.data {
@@ -45,5 +49,13 @@ enum SampleSetDisplay {
         }
         if count > head.count { text += "\n  … \(count - head.count) more" }
         return text
+    }
+
+    /// `2026-03-02 09:45–10:00` (the end's date only when it differs; `…` for a missing end).
+    static func windowLabel(_ window: (start: Double, end: Double), _ zone: TimeZone) -> String {
+        let start = LocalTime.minuteLabel(window.start, zone)
+        guard !window.end.isNaN else { return start + "–…" }
+        let end = LocalTime.minuteLabel(window.end, zone)
+        return start + "–" + (end.prefix(11) == start.prefix(11) ? String(end.dropFirst(11)) : end)
     }
 }

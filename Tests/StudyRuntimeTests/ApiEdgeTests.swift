@@ -148,3 +148,61 @@ final class UnheardReaderTests: XCTestCase {
         ])
     }
 }
+
+/// Samples that cover a stretch of time carry their window (docs/lua-api.md
+/// "SampleSet:fields"): `windowStart`/`windowEnd` in rows, fetch results, aggregates and
+/// the set's display, by the catalogue's rule for each sensor.
+final class SampleWindowTests: XCTestCase {
+    func testWindowsFollowEachSensorsRule() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "deviceUsageReport", "visits", "sleepSessions", "ambientLightSensor", "pedometerData" })
+        local usage = sensorkit.reader "deviceUsageReport"
+        local visits = sensorkit.reader "visits"
+        local sleep = sensorkit.reader "sleepSessions"
+        local light = sensorkit.reader "ambientLightSensor"
+        local steps = sensorkit.reader "pedometerData"
+        local fetched
+        usage.delegate = { didFetchResult = function(_, _, result) fetched = fetched or result.sample return true end }
+        sensorkit.requestAuthorization({ "deviceUsageReport", "visits", "sleepSessions", "ambientLightSensor", "pedometerData" }, function()
+          for _, r in ipairs { usage, visits, sleep, light, steps } do r:startRecording() end
+        end)
+        schedule.at("2026-03-04 12:00", function(now)
+          local day = { from = time.parse("2026-03-02 00:00"), to = time.parse("2026-03-03 06:00") }
+          local reports = usage:samples(day)
+          local ok = true
+          for r in reports:rows() do
+            ok = ok and r.windowEnd == r.writeTime and r.windowStart == r.writeTime - r.duration and r.time == r.writeTime
+          end
+          T.log("usage", #reports > 50, ok, reports:min("windowStart") == reports:min("writeTime") - 900,
+                reports:where("windowStart", "<", time.parse("2026-03-02 12:00")):count() > 0)
+          usage:fetch(day)
+          local v = visits:samples(day):first()[1]
+          T.log("visit", v.windowStart == v.arrivalStart, v.windowEnd == v.departureEnd)
+          local watch = sleep:devices()[1]
+          local s = sleep:samples { from = day.from, to = now - hours(24), device = watch }:first()[1]
+          T.log("sleep", s.windowStart == s.startDate, s.windowEnd == s.startDate + s.duration, s.duration > 3600)
+          local lux = light:samples(day)
+          T.log("light", table.concat(lux:fields(), ","), lux:first()[1].windowStart, select(2, pcall(lux.min, lux, "windowStart")))
+          local bins = steps:samples(day)
+          T.log("steps display", inspect(bins):match("window=%d+%-%d+%-%d+ %d+:%d+–%d+:%d+") ~= nil)
+          local gone = sensorkit.reader("pedometerData.tombstones"):samples(day)
+          T.log("tombstones", table.concat(gone:fields(), ","))
+        end)
+        schedule.at("2026-03-04 12:01", function()
+          T.log("fetched", fetched.windowEnd == fetched.writeTime, fetched.windowEnd - fetched.windowStart == fetched.duration)
+        end)
+        """#, days: 3)
+        XCTAssertEqual(o.lines, [
+            "usage true true true true",
+            "visit true true",
+            "sleep true true true",
+            "light lux,placement,chromaticityX,chromaticityY,time,writeTime nil "
+                + "ambientLightSensor has no field 'windowStart' (fields: lux, placement, chromaticityX, chromaticityY, time, writeTime)",
+            "steps display true",
+            "tombstones startTime,endTime,reason,time,writeTime",
+            "fetched true true",
+        ])
+    }
+}
