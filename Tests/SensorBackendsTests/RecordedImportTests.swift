@@ -292,6 +292,55 @@ final class RecordedImportTests: XCTestCase {
         return root.path
     }
 
+    /// Plain items of an array-shaped sensor are read straight from the bytes (`MDHFastItems`):
+    /// whatever their layout (keys in any order, `sample` before `timestamp`, line breaks, exponents,
+    /// whole numbers in number columns) they store the rows the general reader stores for the
+    /// same data written so that only it reads it (`{value, unit}` measurements, "-0"); an item
+    /// the fast path leaves, after plain ones, is read and its error names its line.
+    func testMyDataHelpsPlainItemsMatchTheGeneralReader() throws {
+        let dir = try recordedTempDir(self)
+        let device = "{\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\"}"
+        func element(_ i: Int, _ write: Double, general: Bool) -> String {
+            let x = general ? "{\"value\": \(Double(i) * 0.013 - 1.7), \"unit\": \"g\"}" : "\(Double(i) * 0.013 - 1.7)"
+            let y = i % 5 == 0 ? (general ? "-0" : "0") : i % 5 == 1 ? "1e-05" : i % 5 == 2 ? "12" : "\(0.5 - Double(i) * 1e-3)"
+            let t = "\"startDate\": \(write - 60 + Double(i) * 0.02)", id = "\"identifier\": \(i / 7)", up = "\"timestamp\": \(5_000 + Double(i) * 0.02)"
+            return i % 3 == 0
+                ? "{\(id),\n \(t), \"acceleration\": {\"z\": -0.98, \"y\": \(y), \"x\": \(x)}, \(up)}"
+                : "{\"acceleration\": {\"x\": \(x), \"y\": \(y), \"z\": -0.98}, \(up), \(t), \(id)}"
+        }
+        func file(general: Bool) -> String {
+            let items = (0..<5).map { k -> String in
+                let w = Self.t0 + 60 * Double(k + 1)
+                let sample = "[" + (0..<30).map { element($0, w, general: general) }.joined(separator: k == 3 ? ",\n" : ", ") + "]"
+                return k == 2 ? "{\"sample\": \(sample), \"timestamp\": \(w)}" : "{\"timestamp\": \(w), \"sample\": \(sample)}"
+            }
+            return "{\"device\": \(device), \"samples\": [\n" + items.joined(separator: ",\n")
+        }
+        var rows: [SampleBatch] = []
+        for general in [false, true] {
+            let root = dir.appendingPathComponent(general ? "general" : "plain")
+            try writeFile(root, "sensorkit-accelerometer/iPhone/P1/d1/q.json", file(general: general) + "]}")
+            let store = try RecordedStore(path: dir.appendingPathComponent(general ? "general.sqlite" : "plain.sqlite").path)
+            let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [root.path], progressBar: false))
+            XCTAssertEqual(stats.rowsStored, 150)
+            let rec = try store.source()
+            rows.append(rec.samples(participant: "P1", sensor: .accelerometer, device: rec.devices(participant: "P1")[0], writtenAfter: 0, through: 4e9))
+        }
+        assertSameRows(rows[0], rows[1], "plain items vs the general reader")
+        XCTAssertEqual(recDoubles(rows[0], "y")[0].sign, .plus, "\"-0\" and \"0\" are both +0 as whole numbers")
+        XCTAssertEqual(recDoubles(rows[0], "y")[1], 1e-05)
+        XCTAssertEqual(recInts(rows[0], "identifier")[29], 4)
+
+        // After the plain items, one in milliseconds: the general reader names its line.
+        let text = file(general: false)
+        let line = text.filter { $0 == "\n" }.count + 2
+        let root = dir.appendingPathComponent("late-error")
+        try writeFile(root, "sensorkit-accelerometer/iPhone/P1/d1/q.json",
+                      text + ",\n" + "{\"timestamp\": \(Self.t0 + 600), \"sample\": [{\"acceleration\": {\"x\": 1, \"y\": 2, \"z\": 3}, \"timestamp\": 1, \"startDate\": 1732143600125, \"identifier\": 9}]}]}")
+        let e = importError(ImportRequest(format: .mdhJSON, sources: [root.path], progressBar: false), dir)
+        XCTAssertTrue(e.contains("q.json:\(line) ") && e.contains("looks like milliseconds"), e)
+    }
+
     func testMyDataHelpsTreeImportsGzipAndPlainJSON() throws {
         let dir = try recordedTempDir(self)
         let root = try mdhTree(dir)

@@ -36,6 +36,9 @@ final class JSONReader {
 
     var fileBytesRead: Int64 { window.source.fileBytesRead }
 
+    /// Counts `n` line breaks consumed by a reader of the window's bytes (`MDHFastItems`).
+    func skippedLines(_ n: Int) { line += n }
+
     // MARK: Bytes
 
     @inline(__always) private func peekRaw() throws -> UInt8? {

@@ -152,6 +152,7 @@ public enum MDHFormat {
         var early: [(FieldValue, String, Int)] = []
         let label = job.sensor.rawValue
         let mapper = SampleMapper(sensor: job.sensor)
+        let fast = MDHFastItems(sensor: job.sensor)
         var buf: StreamBuffer? = nil
         var pending = 0
         func target() throws -> StreamBuffer {
@@ -173,6 +174,18 @@ public enum MDHFormat {
             case "samples":
                 try reader.array { _ in
                     _ = try reader.peek()
+                    if device != nil, let fast, let batch = try fast.read(reader) {
+                        let b = try target()
+                        try b.append(batch)
+                        pending += batch.count
+                        if pending >= 4096 {
+                            try session.rowsAdded(pending, to: b)
+                            progress?.rows += pending
+                            pending = 0
+                            progress?.fileProgress(reader.fileBytesRead)
+                        }
+                        return
+                    }
                     let line = reader.line
                     let item = try reader.value()
                     if device == nil, early.count < 10_000 {

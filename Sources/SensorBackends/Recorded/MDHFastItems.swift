@@ -1,0 +1,303 @@
+import Foundation
+import SensorKitModel
+
+/// MyDataHelps sample items of array-shaped sensors whose fields are all plain numbers
+/// (accelerometer, rotation rate, ambient pressure…) read straight from the bytes, without a
+/// `FieldValue` or a String per element: `{"timestamp": w, "sample": [{…}, {…}, …]}` where every
+/// element names each field once by Apple's property path (`acceleration.x`, `startDate`)
+/// with a plain number. Anything else — another key, a missing or repeated field, a string
+/// date, `NaN`, a `{value, unit}` measurement, an implausible date, a whole number past 2^53 —
+/// leaves the item to the general reader (`SampleMapper`), which reads it or names the problem,
+/// so the fast path changes no result and no message.
+final class MDHFastItems {
+    /// A key of an element object: its bytes `names[from..<from+count]`, and a value slot, or
+    /// (slot -1) the keys `nested..<nested+nestedCount` of an object inside it. Plain values
+    /// only, so the parser touches no reference counts.
+    private struct Key {
+        var from: Int
+        var count: Int
+        var slot: Int
+        var nested = 0
+        var nestedCount = 0
+    }
+
+    private let sensor: Sensor
+    private let fields: [FieldSchema]
+    /// Slot 0: the row time; slot 1 + k: field k.
+    private let slots: Int
+    /// Per slot: a whole number (an int field).
+    private let whole: UnsafeMutablePointer<Bool>
+    /// Keys of an element object: the top level first (`topCount`), then the nested ones.
+    private let keys: UnsafeMutablePointer<Key>
+    private let topCount: Int
+    private let names: UnsafeMutablePointer<UInt8>
+    /// Rows of `slots` 8-byte values, row-major.
+    private var rows: UnsafeMutablePointer<UInt64>
+    private var capacity = 4_096
+
+    /// Nil when `sensor`'s items do not have the plain form.
+    init?(sensor: Sensor) {
+        let info = sensor.info
+        guard info.shape == .array, let rowTime = info.rowTimeField, rowTime.type == .date else { return nil }
+        let plain: Set<FieldType> = [.double, .duration, .absoluteTime, .date, .int]
+        guard info.columnFields.allSatisfy({ plain.contains($0.type) }), info.columnFields.count < 63 else { return nil }
+        // Apple's property paths, one or two keys deep, grouped by their first key.
+        var top: [(name: [UInt8], slot: Int, nested: [([UInt8], Int)])] = []
+        for (slot, path) in ([rowTime.appleName] + info.columnFields.map(\.appleName)).enumerated() {
+            let parts = path.split(separator: ".").map { Array($0.utf8) }
+            guard parts.count == 1 || parts.count == 2 else { return nil }
+            if let k = top.firstIndex(where: { $0.name == parts[0] }) {
+                guard parts.count == 2, top[k].slot < 0, !top[k].nested.contains(where: { $0.0 == parts[1] }) else { return nil }
+                top[k].nested.append((parts[1], slot))
+            } else {
+                top.append(parts.count == 1 ? (parts[0], slot, []) : (parts[0], -1, [(parts[1], slot)]))
+            }
+        }
+        self.sensor = sensor
+        fields = info.columnFields
+        slots = 1 + fields.count
+        whole = .allocate(capacity: slots)
+        whole.initialize(repeating: false, count: slots)
+        for (k, f) in fields.enumerated() where f.type == .int { whole[k + 1] = true }
+        var table: [Key] = []
+        var bytes: [UInt8] = []
+        func key(_ name: [UInt8], _ slot: Int) -> Key {
+            defer { bytes += name }
+            return Key(from: bytes.count, count: name.count, slot: slot)
+        }
+        for t in top { table.append(key(t.name, t.slot)) }
+        for (k, t) in top.enumerated() where !t.nested.isEmpty {
+            table[k].nested = table.count
+            table[k].nestedCount = t.nested.count
+            for (name, slot) in t.nested { table.append(key(name, slot)) }
+        }
+        topCount = top.count
+        keys = .allocate(capacity: table.count)
+        keys.initialize(from: table, count: table.count)
+        names = .allocate(capacity: max(bytes.count, 1))
+        names.initialize(from: bytes, count: bytes.count)
+        rows = .allocate(capacity: capacity * slots)
+    }
+
+    deinit {
+        rows.deallocate()
+        whole.deallocate()
+        keys.deallocate()
+        names.deallocate()
+    }
+
+    /// The item at the reader's position (blanks skipped) as a batch of its rows, consumed;
+    /// nil, nothing consumed, when it is not of the plain form.
+    func read(_ reader: JSONReader) throws -> SampleBatch? {
+        let window = reader.window
+        while true {
+            switch parse(window.base, window.start, window.end) {
+            case .item(let end, let lines, let n, let w):
+                window.start = end
+                reader.skippedLines(lines)
+                return batch(rows: n, writeTime: w)
+            case .notPlain:
+                return nil
+            case .full:
+                grow()
+            case .cutShort:
+                // Read on (the window grows to hold the item) and start the item again.
+                guard try window.refill() else { return nil }
+            }
+        }
+    }
+
+    private enum Outcome {
+        case item(end: Int, lines: Int, rows: Int, writeTime: Double)
+        case notPlain
+        case cutShort
+        /// More elements than `capacity` rows.
+        case full
+    }
+
+    /// One item at `p[i...]`; `p[end]` is a 0 sentinel.
+    private func parse(_ p: UnsafeMutablePointer<UInt8>, _ start: Int, _ end: Int) -> Outcome {
+        // Locals, not properties: no exclusivity checks in the loops.
+        let rows = self.rows, capacity = self.capacity, slots = self.slots, whole = self.whole
+        let keys = self.keys, topCount = self.topCount, names = self.names
+        var i = start
+        var lines = 0
+        var n = 0
+        var w = Double.nan
+        var sawSample = false
+        /// The outcome at a byte that does not fit: the end of the window, or not this form.
+        func stop() -> Outcome { i >= end ? .cutShort : .notPlain }
+        @inline(__always) func blanks() {
+            while true {
+                let c = p[i]
+                if c == 0x20 || c == 0x09 || c == 0x0D { i += 1 } else if c == 0x0A { lines += 1; i += 1 } else { return }
+            }
+        }
+        /// A key in quotes and its ':'; its bytes p[from..<to] (no escapes).
+        @inline(__always) func key() -> (from: Int, to: Int)? {
+            guard p[i] == UInt8(ascii: "\"") else { return nil }
+            i += 1
+            let from = i
+            while p[i] != UInt8(ascii: "\"") {
+                if p[i] == UInt8(ascii: "\\") || p[i] == 0 { return nil }
+                i += 1
+            }
+            let to = i
+            i += 1
+            blanks()
+            guard p[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            blanks()
+            return (from, to)
+        }
+        @inline(__always) func matches(_ k: (from: Int, to: Int), _ bytes: [UInt8]) -> Bool {
+            bytes.count == k.to - k.from && bytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, p + k.from, bytes.count) == 0 }
+        }
+        /// The slot-table index of key `k` among `count` keys from `first`; -1 when none.
+        @inline(__always) func find(_ k: (from: Int, to: Int), _ first: Int, _ count: Int) -> Int {
+            let length = k.to - k.from
+            for e in first..<first + count where keys[e].count == length && memcmp(names + keys[e].from, p + k.from, length) == 0 {
+                return e
+            }
+            return -1
+        }
+        return NumberParser.exact.withUnsafeBufferPointer { pow10 -> Outcome in
+            /// A plain number into row `row`, slot `s`.
+            @inline(__always) func number(_ row: Int, _ s: Int) -> Bool {
+                let at = i
+                let out = rows + row * slots + s
+                guard p[i] == UInt8(ascii: "-") || p[i] &- 48 < 10,
+                      CSVReader.plainNumber(p, &i, end: end, whole: whole[s], pow10: pow10.baseAddress!, into: out) else { return false }
+                if whole[s] {
+                    // The general reader takes whole numbers through a double.
+                    return Int64(bitPattern: out.pointee).magnitude <= 1 << 53
+                }
+                // "-0" is the integer 0 to the general reader, -0.0 here.
+                if out.pointee == (-0.0 as Double).bitPattern {
+                    var k = at
+                    while k < i, p[k] != UInt8(ascii: "."), p[k] | 0x20 != UInt8(ascii: "e") { k += 1 }
+                    return k < i
+                }
+                return true
+            }
+            /// One element object into row `row`.
+            func element(_ row: Int) -> Bool {
+                guard p[i] == UInt8(ascii: "{") else { return false }
+                i += 1
+                blanks()
+                var seen: UInt64 = 0
+                if p[i] == UInt8(ascii: "}") { return false }
+                while true {
+                    guard let k = key() else { return false }
+                    let e = find(k, 0, topCount)
+                    guard e >= 0 else { return false }
+                    let top = keys[e]
+                    if top.slot >= 0 {
+                        guard seen & (1 << top.slot) == 0, number(row, top.slot) else { return false }
+                        seen |= 1 << top.slot
+                    } else {
+                        guard p[i] == UInt8(ascii: "{") else { return false }
+                        i += 1
+                        blanks()
+                        while true {
+                            guard let k2 = key() else { return false }
+                            let e2 = find(k2, top.nested, top.nestedCount)
+                            guard e2 >= 0 else { return false }
+                            let slot = keys[e2].slot
+                            guard seen & (1 << slot) == 0, number(row, slot) else { return false }
+                            seen |= 1 << slot
+                            blanks()
+                            if p[i] == UInt8(ascii: ",") { i += 1; blanks(); continue }
+                            guard p[i] == UInt8(ascii: "}") else { return false }
+                            i += 1
+                            break
+                        }
+                    }
+                    blanks()
+                    if p[i] == UInt8(ascii: ",") { i += 1; blanks(); continue }
+                    guard p[i] == UInt8(ascii: "}") else { return false }
+                    i += 1
+                    return seen == (1 << slots) - 1
+                }
+            }
+            guard p[i] == UInt8(ascii: "{") else { return stop() }
+            i += 1
+            blanks()
+            while true {
+                guard let k = key() else { return stop() }
+                if matches(k, Self.timestampKey), w.isNaN {
+                    var x = 0.0
+                    guard p[i] == UInt8(ascii: "-") || p[i] &- 48 < 10,
+                          CSVReader.plainNumber(p, &i, end: end, whole: false, pow10: pow10.baseAddress!, into: &x) else { return stop() }
+                    guard x >= Plausible.earliest && x <= Plausible.latest else { return .notPlain }
+                    w = x
+                } else if matches(k, Self.sampleKey), !sawSample {
+                    sawSample = true
+                    guard p[i] == UInt8(ascii: "[") else { return stop() }
+                    i += 1
+                    blanks()
+                    if p[i] == UInt8(ascii: "]") { return .notPlain }
+                    while true {
+                        if n == capacity { return .full }
+                        guard element(n) else { return stop() }
+                        n += 1
+                        blanks()
+                        if p[i] == UInt8(ascii: ",") { i += 1; blanks(); continue }
+                        guard p[i] == UInt8(ascii: "]") else { return stop() }
+                        i += 1
+                        break
+                    }
+                } else {
+                    return stop()
+                }
+                blanks()
+                if p[i] == UInt8(ascii: ",") { i += 1; blanks(); continue }
+                guard p[i] == UInt8(ascii: "}") else { return stop() }
+                i += 1
+                break
+            }
+            guard sawSample, !w.isNaN, plausibleDates(n, rows) else { return .notPlain }
+            return .item(end: i, lines: lines, rows: n, writeTime: w)
+        }
+    }
+
+    private static let timestampKey = Array("timestamp".utf8)
+    private static let sampleKey = Array("sample".utf8)
+
+    /// Row times and date fields of rows 0..<n are plausible dates (else the general reader names the problem).
+    private func plausibleDates(_ n: Int, _ rows: UnsafeMutablePointer<UInt64>) -> Bool {
+        let slots = self.slots
+        for s in 0..<slots where s == 0 || fields[s - 1].type == .date {
+            for r in 0..<n {
+                let x = Double(bitPattern: rows[r * slots + s])
+                if !(x >= Plausible.earliest && x <= Plausible.latest) { return false }
+            }
+        }
+        return true
+    }
+
+    private func grow() {
+        let bigger = UnsafeMutablePointer<UInt64>.allocate(capacity: 2 * capacity * slots)
+        bigger.update(from: rows, count: capacity * slots)
+        rows.deallocate()
+        rows = bigger
+        capacity *= 2
+    }
+
+    /// Rows 0..<n as a batch written at `w`.
+    private func batch(rows n: Int, writeTime w: Double) -> SampleBatch {
+        let rows = self.rows, slots = self.slots
+        func slot(_ s: Int) -> [UInt64] {
+            [UInt64](unsafeUninitializedCapacity: n) { out, count in
+                for r in 0..<n { out[r] = rows[r * slots + s] }
+                count = n
+            }
+        }
+        let times = slot(0).map { Double(bitPattern: $0) }
+        let columns = fields.enumerated().map { k, f in
+            Column(name: f.name, data: whole[k + 1] ? .int(slot(k + 1).map { Int64(bitPattern: $0) })
+                                                    : .double(slot(k + 1).map { Double(bitPattern: $0) }))
+        }
+        return SampleBatch(sensor: sensor, writeTimes: Array(repeating: w, count: n), times: times, columns: columns)
+    }
+}
