@@ -126,10 +126,12 @@ struct SensorsCommand: ParsableCommand {
             print("  usage key    \(info.usageKey)")
             print("  devices      \(info.deviceKinds.map(\.rawValue).joined(separator: ", "))   shape \(info.shape.rawValue)   since iOS \(info.firstOS)")
             print("  cadence      \(info.cadence.summary)")
+            if let window = info.window { print("  window       \(window.text(rowTime: info.rowTimeField?.name))  (windowStart, windowEnd)") }
             print("  fields:")
             for f in info.fields {
                 let unit = f.unit.map { " [\($0)]" } ?? ""
                 print("    \(f.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(f.type.kindName)\(unit)\(f.isOptional ? " (optional)" : "")  \(f.summary)")
+                if case .structured(let form) = f.type { print("      " + form.text) }
             }
             return
         }
@@ -138,13 +140,16 @@ struct SensorsCommand: ParsableCommand {
             for s in Sensor.allCases {
                 let info = s.info
                 let fields = info.fields.map { f in
-                    "{\"name\": \(jsonString(f.name)), \"type\": \(jsonString(f.type.kindName)), \"unit\": \(f.unit.map(jsonString) ?? "null"), \"optional\": \(f.isOptional)}"
+                    var shape = ""
+                    if case .structured(let form) = f.type { shape = ", \"shape\": " + jsonString(form.text) }
+                    return "{\"name\": \(jsonString(f.name)), \"type\": \(jsonString(f.type.kindName)), \"unit\": \(f.unit.map(jsonString) ?? "null"), \"optional\": \(f.isOptional)\(shape)}"
                 }
+                let window = info.window.map { jsonString($0.text(rowTime: info.rowTimeField?.name)) } ?? "null"
                 items.append("""
                   {"name": \(jsonString(s.rawValue)), "identifier": \(jsonString(s.identifier)), "entitlement": \(jsonString(info.entitlement)), \
                 "usageKey": \(jsonString(info.usageKey)), "devices": [\(info.deviceKinds.map { jsonString($0.rawValue) }.joined(separator: ", "))], \
                 "shape": \(jsonString(info.shape.rawValue)), "since": \(jsonString(info.firstOS.description)), \
-                "cadence": \(jsonString(info.cadence.summary)), "nominalPeriod": \(info.cadence.nominalPeriod.map { "\($0)" } ?? "null"), \
+                "cadence": \(jsonString(info.cadence.summary)), "nominalPeriod": \(info.cadence.nominalPeriod.map { "\($0)" } ?? "null"), "window": \(window), \
                 "fields": [\(fields.joined(separator: ", "))]}
                 """)
             }

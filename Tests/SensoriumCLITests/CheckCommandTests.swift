@@ -68,6 +68,15 @@ extension SensoriumCLITests {
         XCTAssertEqual(accel?["shape"] as? String, "array")
         let names = (accel?["fields"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
         XCTAssertTrue(["x", "y", "z", "identifier", "startDate"].allSatisfy(names.contains), "\(names)")
+        XCTAssertTrue(accel?["window"] is NSNull)
+        let usage = parsed?.first { $0["name"] as? String == "deviceUsageReport" }
+        XCTAssertEqual(usage?["window"] as? String, "duration up to the write time")
+        let web = (usage?["fields"] as? [[String: Any]])?.first { $0["name"] as? String == "webUsageByCategory" }
+        XCTAssertEqual(web?["shape"] as? String, "{category: [{totalUsageTime s}]}")
+        let steps = try sensorium(["sensors", "pedometerData"])
+        assertContains(steps.stdout, "  window       startDate to endDate  (windowStart, windowEnd)")
+        let temperature = try sensorium(["sensors", "wristTemperature"])
+        assertContains(temperature.stdout, "      [{timestamp s since 1970, value °C, condition, errorEstimate °C}]")
         let one = try sensorium(["sensors", "acelerometer"])
         XCTAssertNotEqual(one.status, 0)
         assertContains(one.stderr, "did you mean 'accelerometer'?")
