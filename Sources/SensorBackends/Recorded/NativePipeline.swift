@@ -190,11 +190,13 @@ enum NativeNumericPipeline {
                     continue
                 }
                 let c = block.column(k).assumingMemoryBound(to: Double.self)
+                // Compared once, not per row (an enumeration with payloads compares slowly).
+                let isDate = f.type == .date
                 for r in first..<first + n where present?[r] ?? true {
                     guard c[r].isFinite else {
                         throw ImportError(file: path, line: firstLine + (r - first), field: names[i], "expected a finite number, found '\(c[r])'")
                     }
-                    if f.type == .date, let problem = Plausible.problem(c[r]) {
+                    if isDate, let problem = Plausible.problem(c[r]) {
                         throw ImportError(file: path, line: firstLine + (r - first), field: names[i], problem)
                     }
                 }
