@@ -55,9 +55,11 @@ for h = 0, 23 do hourly[string.format("%02d", h)] = { wakes = 0, unlocked = 0, w
 local daysUsage, daysKeyboard = 0, 0
 local reportedDeletions = {}
 
--- Records of local day d (a report window belongs to the day it starts in); reports are
--- written when their window closes, so writes up to an hour past midnight are included.
--- A report SensorKit delivered twice is counted once (distinct).
+-- Records of local day d, by the time each report was written (its `time`): SensorKit
+-- writes a report within about a minute after its window closes, so a window that ends at
+-- midnight counts for the next day, and the hourly profiles place each window in the hour
+-- it ended in (`windowStart`/`windowEnd` give the window itself). A report SensorKit
+-- delivered twice is counted once (distinct).
 local function dayOf(reader, d)
   return reader:samples { from = d.start, to = d.stop + hours(1) }:distinct()
     :where("time", ">=", d.start):where("time", "<", d.stop)
