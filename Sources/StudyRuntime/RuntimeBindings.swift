@@ -10,6 +10,15 @@ extension Bindings {
         }))
     }
 
+    /// `sensorkit.deletionReasons`: every `SRDeletionReason` both ways, name → code and
+    /// code → name (a deletion record's `reason` is the code, as in SensorKit).
+    static var deletionReasons: LuaValue {
+        .table(LuaTable(entries: SRDeletionReason.allCases.flatMap { reason -> [(key: LuaValue, value: LuaValue)] in
+            [(key: .string(reason.name), value: .integer(Int64(reason.rawValue))),
+             (key: .integer(Int64(reason.rawValue)), value: .string(reason.name))]
+        }))
+    }
+
     func runtimeFunctions() -> [(String, LuaFunction)] {
         [
             ("log", { [unowned self] call in
@@ -48,6 +57,10 @@ extension Bindings {
             }),
             ("error_codes", { call in
                 call.push(Bindings.errorCodes)
+                return 1
+            }),
+            ("deletion_reasons", { call in
+                call.push(Bindings.deletionReasons)
                 return 1
             }),
         ]

@@ -20,6 +20,11 @@ final class RuntimePreludeTests: XCTestCase {
                 call.push(.dictionary(["promptDeclined": 4, "invalidEntitlement": 3]))
                 return 1
             }),
+            ("deletion_reasons", { call in
+                call.push(.table(LuaTable(entries: [(key: .string("userInitiated"), value: .integer(0)),
+                                                    (key: .integer(0), value: .string("userInitiated"))])))
+                return 1
+            }),
             ("log", { call in
                 logged.lines.append("\(try call.string(1)): \(try call.string(2))")
                 return 0

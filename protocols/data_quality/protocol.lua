@@ -34,7 +34,7 @@ local expect = require "expect"
 local plot = require "plot"
 
 local SENSORS = { "heartRate", "deviceUsageReport", "pedometerData" }
-local REASONS = { [0] = "userInitiated", "lowDiskSpace", "ageLimit", "noInterestedClients", "systemInitiated" }
+local REASONS = sensorkit.deletionReasons   -- code -> name (and name -> code)
 
 local consentLog = report.table("consent", {
   columns = { "at", "sensor", "status", "note" },
@@ -82,7 +82,7 @@ local function deletions(name, device, now)
   for r in tombstones[name]:samples { device = device, from = time.studyStart(), to = now }:rows() do
     local a, b = sensorkit.wallTime(r.startTime), sensorkit.wallTime(r.endTime)
     local key = name .. r.writeTime
-    if r.reason == 0 then
+    if r.reason == REASONS.userInitiated then
       out[#out + 1] = { a, b }
       if not listed[key] then
         listed[key] = true

@@ -47,7 +47,7 @@ local deletions = report.table("deletions", {
 local keyboard, usage = sensors.keyboardMetrics, sensors.deviceUsageReport   -- asked for and recorded by study{}
 local tombstones = sensorkit.reader "keyboardMetrics.tombstones"
 
-local REASONS = { [0] = "userInitiated", "lowDiskSpace", "ageLimit", "noInterestedClients", "systemInitiated" }
+local REASONS = sensorkit.deletionReasons   -- code -> name (and name -> code)
 
 -- Accumulated hour-of-day profile: per hour "00".."23", sums over the days summarised.
 local hourly = {}
@@ -69,7 +69,7 @@ end
 local function deletedParts(d, now)
   local parts = {}
   local records = tombstones:samples { from = time.studyStart(), to = now }
-  for r in records:where("reason", "==", 0):rows() do
+  for r in records:where("reason", "==", REASONS.userInitiated):rows() do
     local a, b = sensorkit.wallTime(r.startTime), sensorkit.wallTime(r.endTime)
     if not reportedDeletions[r.writeTime] then
       reportedDeletions[r.writeTime] = true

@@ -2,8 +2,9 @@
 -- once per participant, after the study API's host functions are registered).
 --
 -- Called with one argument: `rt`, the runtime's internal host functions (day,
--- start_of_day, timezone, duration, parse, study_start, study_end, error_codes, log).
--- Reads the global `sensorkit` (adds `errors` and `isError`); defines the globals
+-- start_of_day, timezone, duration, parse, study_start, study_end, error_codes,
+-- deletion_reasons, log). Reads the global `sensorkit` (adds `errors`, `deletionReasons`
+-- and `isError`); defines the globals
 -- `time`, `log`, `seconds`, `minutes`, `hours` and `days`.
 --
 -- Returns one table, the pieces the host calls back into:
@@ -57,6 +58,8 @@ end
 -- Error codes by name (SRErrorCode.known, defined in the model).
 local sk = sensorkit
 sk.errors = rt.error_codes()
+-- Deletion reasons both ways (SRDeletionReason, defined in the model).
+sk.deletionReasons = rt.deletion_reasons()
 sk.isError = function(v) return getmetatable(v) == error_mt end
 
 -- Durations in seconds.
