@@ -93,7 +93,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
                         writtenAfter after: Double, through: Double) -> SampleBatch {
         guard through > after, let ref = streams[participant]?[device]?[sensor] else { return SampleBatch.empty(for: sensor) }
         do {
-            return try read(ref, sensor: sensor, after: after, through: through)
+            return try read(chunks(ref, after: after, through: through), sensor: sensor, after: after, through: through)
         } catch {
             // `samples` cannot throw: the failure goes to the reading thread's run, which stops
             // with it (an empty batch is returned meanwhile, never used as data).
@@ -120,42 +120,43 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     }
 
     private func readPiece(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> (batch: SampleBatch, reached: Double) {
-        let lo = after.isFinite ? after - ref.maxChunkSpan : -Double.greatestFiniteMagnitude
-        let hi = through.isFinite ? through : Double.greatestFiniteMagnitude
-        let after_ = after.isFinite ? after : -Double.greatestFiniteMagnitude
-        let chunks = try store.pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT id, minWrite, maxWrite FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
-                """, arguments: [ref.id, lo, hi, after_]).map { (id: $0[0] as Int64, minWrite: $0[1] as Double, maxWrite: $0[2] as Double) }
-        }
+        let chunks = try chunks(ref, after: after, through: through)
         guard let first = chunks.first else { return (SampleBatch.empty(for: sensor), through) }
         let disjoint = zip(chunks, chunks.dropFirst()).allSatisfy { $1.minWrite > $0.maxWrite }
-        guard disjoint else { return (try read(ref, sensor: sensor, after: after, through: through), through) }
+        guard disjoint else { return (try read(chunks, sensor: sensor, after: after, through: through), through) }
         let reached = Swift.min(through, first.maxWrite)
-        let chunk = try cache.get(first.id) {
-            try store.pool.read { db in try RecordedSource.decodeChunk(db, id: first.id, sensor: sensor) }
-        }
+        let chunk = try decoded(first.id, sensor: sensor)
         let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, reached)
         if a == 0 && b == chunk.count { return (chunk, reached) }
         return (chunk.slice(a..<b), reached)
     }
 
-    private func read(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> SampleBatch {
+    /// The stream's chunks with rows written in (after, through], by first write time.
+    private func chunks(_ ref: StreamRef, after: Double, through: Double) throws -> [(id: Int64, minWrite: Double, maxWrite: Double)] {
         let lo = after.isFinite ? after - ref.maxChunkSpan : -Double.greatestFiniteMagnitude
         let hi = through.isFinite ? through : Double.greatestFiniteMagnitude
         let after_ = after.isFinite ? after : -Double.greatestFiniteMagnitude
-        let ids = try store.pool.read { db in
-            try Int64.fetchAll(db, sql: """
-                SELECT id FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
-                """, arguments: [ref.id, lo, hi, after_])
+        return try store.pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, minWrite, maxWrite FROM chunk WHERE stream = ? AND minWrite >= ? AND minWrite <= ? AND maxWrite > ? ORDER BY minWrite, id
+                """, arguments: [ref.id, lo, hi, after_]).map { (id: $0[0] as Int64, minWrite: $0[1] as Double, maxWrite: $0[2] as Double) }
         }
+    }
+
+    /// Chunk `id`, decoded once and kept in the cache.
+    private func decoded(_ id: Int64, sensor: Sensor) throws -> SampleBatch {
+        try cache.get(id) { try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: sensor) } }
+    }
+
+    /// The rows of `chunks` written in (after, through], joined into one batch in
+    /// (write time, sample time) order.
+    private func read(_ chunks: [(id: Int64, minWrite: Double, maxWrite: Double)], sensor: Sensor,
+                      after: Double, through: Double) throws -> SampleBatch {
         var pieces: [(SampleBatch, Range<Int>)] = []
         var overlapping = false
         var lastMax = -Double.infinity
-        for id in ids {
-            let chunk = try cache.get(id) {
-                try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: sensor) }
-            }
+        for c in chunks {
+            let chunk = try decoded(c.id, sensor: sensor)
             guard chunk.count > 0 else { continue }
             let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, through)
             guard b > a else { continue }
