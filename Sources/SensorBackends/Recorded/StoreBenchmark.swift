@@ -346,23 +346,8 @@ public enum StoreBenchmark {
                       cpu, Double(exported.rows) / cpu / 1e6, Double(peakResidentBytes()) / 1e6))
         let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
-        var firstRate = 0.0
-        for pass in ["import", "re-import"] {
-            resetPeakResident()
-            t = now()
-            cpu0 = processCPUSeconds()
-            let stats = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
-            s = secs(t)
-            cpu = processCPUSeconds() - cpu0
-            let rate = Double(stats.rowsRead) / s
-            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
-                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
-            if pass == "import" { firstRate = rate }
-            summary.append(("native \(pass)", rate))
-            output(String(format: "  native %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
-                          pass, s, rate / 1e6, target, Double(csvBytes) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped,
-                          Double(peakResidentBytes()) / 1e6))
-        }
+        try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
+                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
         try FileManager.default.removeItem(at: folder)
         try store.checkpoint()
         let used = try usedBytes(store)
@@ -385,36 +370,44 @@ public enum StoreBenchmark {
         try store.close()
     }
 
+    /// Imports `request` into `store` twice (import, then re-import of the same files, all
+    /// duplicates) and prints each pass's rate against its target; adds both rates to `summary`
+    /// as "KEY import" and "KEY re-import".
+    static func importTwice(_ request: ImportRequest, into store: RecordedStore, label: String, key: String, inputBytes: Int64,
+                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws {
+        var firstRate = 0.0
+        for pass in ["import", "re-import"] {
+            resetPeakResident()
+            let t = DispatchTime.now().uptimeNanoseconds
+            let cpu0 = processCPUSeconds()
+            let stats = try store.importData(request)
+            let s = Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+            let cpu = processCPUSeconds() - cpu0
+            let rate = Double(stats.rowsRead) / s
+            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
+                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
+            if pass == "import" { firstRate = rate }
+            summary.append(("\(key) \(pass)", rate))
+            output(String(format: "  %@ %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of %@; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, Double(stats.rowsRead) / cpu / 1e6,
+                          stats.rowsStored, stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
+        }
+    }
+
     /// The MyDataHelps path: a participant-day of 50 Hz phone accelerometer as a MyDataHelps
     /// JSON tree, imported and imported again.
     static func runMDH(start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         let root = dir.appendingPathComponent("mdh").path
-        var t = now()
+        let t = now()
         let rows = try writeAccelerometerMDH(root: root, start: start, seconds: 86_400)
         let size = RecordedStore.bytes(under: root)
         output(String(format: "  MyDataHelps JSON, participant-day: generated %d rows (%.0f MB of JSON) in %.2f s", rows, Double(size) / 1e6, secs(t)))
         let path = dir.appendingPathComponent("mdh.sqlite").path
         let store = try RecordedStore(path: path)
-        let request = ImportRequest(format: .mdhJSON, sources: [root], progressBar: false)
-        var firstRate = 0.0
-        for pass in ["import", "re-import"] {
-            resetPeakResident()
-            t = now()
-            let cpu0 = processCPUSeconds()
-            let stats = try store.importData(request)
-            let s = secs(t)
-            let cpu = processCPUSeconds() - cpu0
-            let rate = Double(stats.rowsRead) / s
-            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
-                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
-            if pass == "import" { firstRate = rate }
-            summary.append(("mdh-json \(pass)", rate))
-            output(String(format: "  MyDataHelps JSON %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of JSON; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
-                          pass, s, rate / 1e6, target, Double(size) / 1e6 / s, cpu, Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored,
-                          stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
-        }
+        try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
+                        label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
         try store.close()
         try FileManager.default.removeItem(atPath: root)
     }
