@@ -557,15 +557,17 @@ public struct FetchChunk: Sendable {
         var starts: [Int]? = nil
         if plan.sensor.shape == .array {
             // A result is a run of rows with the same write time and batch identifier.
-            var s: [Int] = [0]
+            var s: [Int] = []
+            s.reserveCapacity(batch.writeTimes.runCount)
             let ids: [Int64] = if case .int(let v)? = batch.column("identifier")?.data { v } else { [] }
-            batch.writeTimes.withUnsafeBufferPointer { w in
-                ids.withUnsafeBufferPointer { id in
-                    let hasIDs = id.count == w.count
-                    for i in 1..<max(n, 1) where w[i] != w[i - 1] || (hasIDs && id[i] != id[i - 1]) { s.append(i) }
+            ids.withUnsafeBufferPointer { id in
+                let hasIDs = id.count == n
+                batch.writeTimes.forEachRun { rows, _ in
+                    s.append(rows.lowerBound)
+                    if hasIDs { for i in rows.dropFirst() where id[i] != id[i - 1] { s.append(i) } }
                 }
             }
-            starts = n == 0 ? [] : s
+            starts = s
         }
         guard plan.duplicateRate > 0 || plan.jitter > 0 else {
             return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch)

@@ -5,22 +5,28 @@
 /// ambient pressure, ECG, PPG) one element of the batch, with the batch's
 /// shared `identifier` in a column. Each row carries two times:
 /// - `writeTimes`: when the system wrote the sample (wall seconds since the Unix
-///   epoch). Fetch ranges, the holding period and retention are judged on this axis.
+///   epoch), stored once per run of rows written together (`RunArray`). Fetch
+///   ranges, the holding period and retention are judged on this axis.
 /// - `times`: the sample's own time (its `startDate`/`date`/`timestamp`), wall
 ///   seconds since the Unix epoch; summaries group by it.
 /// Columns follow the sensor's schema order. A missing optional value is marked in
 /// the column's `present` mask (nil means every value is present).
 public struct SampleBatch: Sendable, Equatable {
     public var sensor: Sensor
-    public var writeTimes: [Double]
+    public var writeTimes: WriteTimes
     public var times: [Double]
     public var columns: [Column]
 
-    public init(sensor: Sensor, writeTimes: [Double] = [], times: [Double] = [], columns: [Column] = []) {
+    public init(sensor: Sensor, writeTimes: WriteTimes = WriteTimes(), times: [Double] = [], columns: [Column] = []) {
         self.sensor = sensor
         self.writeTimes = writeTimes
         self.times = times
         self.columns = columns
+    }
+
+    /// A batch from one write time per row (merged into runs).
+    public init(sensor: Sensor, writeTimes: [Double], times: [Double], columns: [Column] = []) {
+        self.init(sensor: sensor, writeTimes: WriteTimes(writeTimes), times: times, columns: columns)
     }
 
     public var count: Int { times.count }

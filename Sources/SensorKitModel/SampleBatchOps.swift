@@ -68,13 +68,13 @@ extension SampleBatch {
 
     /// The rows in `rows`.
     public func slice(_ rows: Range<Int>) -> SampleBatch {
-        SampleBatch(sensor: sensor, writeTimes: Array(writeTimes[rows]), times: Array(times[rows]),
+        SampleBatch(sensor: sensor, writeTimes: writeTimes.slice(rows), times: Array(times[rows]),
                     columns: columns.map { $0.slice(rows) })
     }
 
     /// The rows at `indices`, in that order (indices may repeat).
     public func gather(_ indices: [Int]) -> SampleBatch {
-        SampleBatch(sensor: sensor, writeTimes: indices.map { writeTimes[$0] }, times: indices.map { times[$0] },
+        SampleBatch(sensor: sensor, writeTimes: writeTimes.gather(indices), times: indices.map { times[$0] },
                     columns: columns.map { $0.gather(indices) })
     }
 

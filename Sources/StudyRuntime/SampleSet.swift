@@ -319,7 +319,7 @@ enum FieldReader {
         switch field {
         case "time": return batch.times
         case batch.sensor.info.rowTimeField?.name: return batch.times
-        case "writeTime": return batch.writeTimes
+        case "writeTime": return batch.writeTimes.array
         case "magnitude":
             var out: [Double] = []
             try magnitude(in: batch, into: &out)
@@ -386,7 +386,8 @@ enum FieldReader {
             return (batch.times, zip(batch.times, try numbers(name, in: batch)).map(+))
         case .durationBeforeWrite(let name):
             guard batch.column(name) != nil else { return nil }
-            return (zip(batch.writeTimes, try numbers(name, in: batch)).map(-), batch.writeTimes)
+            let writes = batch.writeTimes.array
+            return (zip(writes, try numbers(name, in: batch)).map(-), writes)
         }
     }
 
@@ -656,7 +657,7 @@ struct DistinctRows {
 
     mutating func filter(_ batch: SampleBatch) -> SampleBatch {
         guard batch.count > 0 else { return batch }
-        if runWrite == batch.writeTimes[0].bitPattern {
+        if runWrite == batch.writeTimes.first?.bitPattern {
             batches.append(batch)
         } else {
             batches = [batch]
@@ -668,8 +669,9 @@ struct DistinctRows {
         var keep: [Int] = []
         keep.reserveCapacity(batch.count)
         var dropped = false
+        var writes = batch.writeTimes.makeIterator()
         for i in 0..<batch.count {
-            let w = batch.writeTimes[i].bitPattern
+            let w = writes.next()!.bitPattern
             if w != runWrite {
                 if batches.count > 1 { batches = [batch] }
                 runWrite = w

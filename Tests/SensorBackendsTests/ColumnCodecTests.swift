@@ -45,6 +45,37 @@ final class ColumnCodecTests: XCTestCase {
         XCTAssertLessThan(bytes.count, 22 * 12 + 16)
     }
 
+    /// Write times decode straight into runs from every double encoding, equal to the
+    /// plain decode bit for bit; a run of equal times is one run, not one value a row.
+    func testWriteTimesDecodeIntoRunsFromEveryEncoding() throws {
+        var batches: [Double] = []
+        var w = 1_772_409_600.5934494
+        while batches.count < 20_000 { batches += repeatElement(w, count: 3_000); w += 60.0123456789 }
+        let decimalRuns: [Double] = (0..<9_000).map { i -> Double in Double(1_772_409_600_000 + (i / 3_000) * 60_000) / 1_000 }
+        let decimalDeltas: [Double] = (0..<500).map { i -> Double in Double(1_772_409_600_000 + i * i * 7) / 1_000 }
+        let float32: [Double] = (0..<300).map { i -> Double in Double(Float(i) * 0.37) }
+        let raw: [Double] = (0..<300).map { i -> Double in 1_772_409_600 + Double(i / 3) * Double.pi }
+        let cases: [(String, [Double])] = [
+            ("bit runs", batches), ("decimal runs", decimalRuns), ("decimal deltas", decimalDeltas),
+            ("constant", [Double](repeating: 1_772_409_600.25, count: 100)), ("float32", float32), ("raw", raw),
+            ("one row", [1_772_409_600.125]),
+        ]
+        var tags = Set<UInt8>()
+        for (name, v) in cases {
+            var writer = ByteWriter()
+            ColumnCodec.encodeDoubles(v, into: &writer)
+            tags.insert(writer.bytes[0])
+            let runs = try writer.bytes.withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }
+            XCTAssertEqual(runs.array.map(\.bitPattern), v.map(\.bitPattern), name)
+            XCTAssertEqual(runs.runCount, WriteTimes(v).runCount, name)
+            XCTAssertEqual(runs, WriteTimes(v), name)
+            // Cut short or padded: an error, never a trap.
+            XCTAssertThrowsError(try writer.bytes.dropLast().withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }, name)
+            XCTAssertThrowsError(try (writer.bytes + [0]).withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }, name)
+        }
+        XCTAssertEqual(tags, [0, 1, 2, 3, 4, 5], "every double encoding a write-time column can take is covered")
+    }
+
     func testUptimeIsStoredAsOffsetsFromTheSampleTimes() throws {
         // timestamp = time − boot, with a reboot in the middle of the chunk.
         let times = (0..<10_000).map { Double(88_620_477_000 + $0) * 0.02 }

@@ -246,7 +246,7 @@ final class RecordedImportTests: XCTestCase {
             XCTAssertEqual(got.count, want.count)
             guard got.count == want.count else { continue }
             XCTAssertEqual(got.times.map(\.bitPattern), want.map(\.t.bitPattern))
-            XCTAssertEqual(got.writeTimes, want.map { batchMax[$0.id]! })
+            XCTAssertEqual(got.writeTimes.array, want.map { batchMax[$0.id]! })
             XCTAssertEqual(recInts(got, "identifier"), want.map(\.id))
             XCTAssertEqual(recDoubles(got, "x").map(\.bitPattern), want.map(\.x.bitPattern))
             XCTAssertEqual(recDoubles(got, "y").map(\.bitPattern), want.map(\.y.bitPattern))

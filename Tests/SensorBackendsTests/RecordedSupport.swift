@@ -61,8 +61,8 @@ func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: St
         if let i { XCTFail("\(what): \(part) differs first at row \(i) of \(n): \(describe(i))", file: file, line: line) }
     }
     XCTAssertEqual(a.sensor, b.sensor, what, file: file, line: line)
-    a.writeTimes.withUnsafeBufferPointer { x in
-        b.writeTimes.withUnsafeBufferPointer { y in
+    a.writeTimes.array.withUnsafeBufferPointer { x in
+        b.writeTimes.array.withUnsafeBufferPointer { y in
             fail("write time", firstDifference { x[$0].bitPattern == y[$0].bitPattern }) { "\(x[$0]) vs \(y[$0])" }
         }
     }

@@ -75,7 +75,7 @@ final class WriteTimeTests: XCTestCase {
             let past = w - (w / 900).rounded(.down) * 900
             XCTAssertTrue((5...65).contains(past), "report written \(past) s after its window")
         }
-        XCTAssertEqual(usage.times, usage.writeTimes, "reports have no date of their own: times = write times")
+        XCTAssertEqual(usage.times, usage.writeTimes.array, "reports have no date of their own: times = write times")
         let kb = source.samples(participant: "ana", sensor: .keyboardMetrics, device: .defaultPhone, writtenAfter: a, through: b)
         XCTAssertGreaterThan(kb.count, 5)
         XCTAssertLessThanOrEqual(kb.count, 96)

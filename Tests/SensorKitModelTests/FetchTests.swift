@@ -188,7 +188,7 @@ final class FetchTests: XCTestCase {
         XCTAssertEqual(t.column("startTime")?.data, .double([2 * hour]))
         XCTAssertEqual(t.column("endTime")?.data, .double([3 * hour]))
         XCTAssertEqual(t.column("reason")?.data, .int([0]))
-        XCTAssertEqual(t.writeTimes, [T0 + 10 * hour])
+        XCTAssertEqual(t.writeTimes.array, [T0 + 10 * hour])
         // Deleting a range with no recorded data writes no record.
         model.deleteData(.pedometerData, range: TimeRange(after: T0 - 5 * day, through: T0 - 4 * day))
         model.advance(to: T0 + 60 * hour)
@@ -224,7 +224,7 @@ final class FetchTests: XCTestCase {
         let obj = model.fetch(request(model, after: T0, through: model.now), sensor: .pedometerData, source: source).plan!
         let seven = obj.collect(maxResults: 7)
         XCTAssertEqual(seven.count, 7)
-        XCTAssertEqual(seven.writeTimes, (1...7).map { T0 + Double($0) * 60 })
+        XCTAssertEqual(seven.writeTimes.array, (1...7).map { T0 + Double($0) * 60 })
 
         let arr = model.fetch(request(model, after: T0, through: model.now), sensor: .accelerometer, source: source).plan!
         var it = arr.makeIterator()
@@ -279,7 +279,7 @@ final class FetchTests: XCTestCase {
             if b.writeTimes[i] == b.writeTimes[i + 1] { XCTAssertEqual(b.slice(i..<(i + 1)).columns, b.slice((i + 1)..<(i + 2)).columns) }
             i += 1
         }
-        XCTAssertEqual(b.writeTimes, b.writeTimes.sorted(), "ordered by write time")
+        XCTAssertEqual(b.writeTimes.array, b.writeTimes.sorted(), "ordered by write time")
 
         var jm = model
         jm.switches.duplicateRate = 0

@@ -587,21 +587,60 @@ enum ColumnCodec {
     /// Reads the runs form of `n` integers, calling `store(index, value)` for each in order.
     @inline(__always)
     static func decodeRuns(_ r: inout ByteReader, _ n: Int, _ store: (Int, Int64) -> Void) throws {
+        var k = 0
+        try decodeRunSpans(&r, n) { first, d, len in
+            for j in 0..<len { store(k + j, first &+ Int64(j) &* d) }
+            k += len
+        }
+    }
+
+    /// Reads the runs form of `n` integers as spans, in order: `span(first, d, count)` stands
+    /// for the `count` values first, first + d, first + 2d, … (the first value is a span of 1).
+    @inline(__always)
+    static func decodeRunSpans(_ r: inout ByteReader, _ n: Int, _ span: (Int64, Int64, Int) -> Void) throws {
         let runs = try r.varint()
         guard n > 0, runs < UInt64(n) else { throw StoreCorruption("\(runs) runs for \(n) values") }
         var v = try r.zigzag()
-        store(0, v)
+        span(v, 0, 1)
         var k = 1
         for _ in 0..<runs {
             let d = try r.zigzag()
             let len = try r.varint()
             guard len <= UInt64(n - k) else { throw StoreCorruption("runs longer than the column") }
-            let base = v
-            for j in 0..<Int(len) { store(k + j, base &+ Int64(j + 1) &* d) }
-            v = base &+ Int64(len) &* d
+            if len > 0 { span(v &+ d, d, Int(len)) }
+            v = v &+ Int64(len) &* d
             k += Int(len)
         }
         guard k == n else { throw StoreCorruption("runs cover \(k) of \(n) values") }
+    }
+
+    /// A chunk's write times, one value per run of equal times: the constant and runs
+    /// encodings decode straight into runs (a run of zero deltas is one run), the others
+    /// through `decodeDoubles`. Throws `StoreCorruption` as `decodeDoubles` does.
+    static func decodeWriteTimes(_ bytes: UnsafeRawBufferPointer, count n: Int) throws -> WriteTimes {
+        var r = ByteReader(bytes)
+        let tag = try r.byte()
+        var out = WriteTimes()
+        switch tag {
+        case 2:
+            out = WriteTimes(repeating: Double(bitPattern: try r.u64()), count: n)
+        case 4, 5:
+            var scale = 1.0
+            if tag == 4 {
+                let d = Int(try r.byte())
+                guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
+                scale = pow10[d]
+            }
+            let decimal = tag == 4
+            @inline(__always) func value(_ v: Int64) -> Double { decimal ? Double(v) / scale : Double(bitPattern: UInt64(bitPattern: v)) }
+            try decodeRunSpans(&r, n) { first, d, len in
+                if d == 0 { out.append(value(first), count: len) } else { for j in 0..<len { out.append(value(first &+ Int64(j) &* d)) } }
+            }
+        default:
+            return WriteTimes(try decodeDoubles(&r, tag: tag, count: n, times: nil))
+        }
+        guard r.remaining == 0 else { throw StoreCorruption("write times of \(n) rows have \(r.remaining) bytes too many") }
+        return out
     }
 }
 

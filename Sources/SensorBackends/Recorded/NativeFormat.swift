@@ -284,7 +284,7 @@ public enum NativeFormat {
         let present = cols.map { $0?.present }
         let anyMissing = present.contains { $0 != nil }
         var writeText = FileOutput.TextCache()
-        try b.writeTimes.withUnsafeBufferPointer { w in
+        try b.writeTimes.array.withUnsafeBufferPointer { w in
             try b.times.withUnsafeBufferPointer { t in
                 for r in 0..<n {
                     try out.reserve(room)

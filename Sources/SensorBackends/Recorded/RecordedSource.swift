@@ -126,7 +126,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         guard disjoint else { return (try read(chunks, sensor: sensor, after: after, through: through), through) }
         let reached = Swift.min(through, first.maxWrite)
         let chunk = try decoded(first.id, sensor: sensor)
-        let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, reached)
+        let a = chunk.writeTimes.upperBound(after), b = chunk.writeTimes.upperBound(reached)
         if a == 0 && b == chunk.count { return (chunk, reached) }
         return (chunk.slice(a..<b), reached)
     }
@@ -158,7 +158,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         for c in chunks {
             let chunk = try decoded(c.id, sensor: sensor)
             guard chunk.count > 0 else { continue }
-            let a = upperBound(chunk.writeTimes, after), b = upperBound(chunk.writeTimes, through)
+            let a = chunk.writeTimes.upperBound(after), b = chunk.writeTimes.upperBound(through)
             guard b > a else { continue }
             if chunk.writeTimes[a] <= lastMax { overlapping = true }
             lastMax = max(lastMax, chunk.writeTimes[b - 1])
@@ -169,8 +169,9 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         var out = RecordedSource.concatenate(pieces, sensor: sensor)
         if overlapping {
             // Chunks of separate imports interleave: restore (write time, sample time) order.
+            let w = out.writeTimes.array
             let idx = (0..<out.count).sorted { i, j in
-                (out.writeTimes[i], out.times[i], i) < (out.writeTimes[j], out.times[j], j)
+                (w[i], out.times[i], i) < (w[j], out.times[j], j)
             }
             out = out.gather(idx)
         }
@@ -193,7 +194,8 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
                 done = n
             }
         }
-        let writeTimes = doubles { $0.writeTimes }
+        var writeTimes = WriteTimes()
+        for (b, r) in pieces { writeTimes += b.writeTimes.slice(r) }
         let times = doubles { $0.times }
         var columns: [Column] = []
         for (ci, c0) in pieces[0].0.columns.enumerated() {
@@ -236,7 +238,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             throw StoreCorruption("chunk \(id) has encoding \(encoding); this Sensorium reads encodings \(ColumnCodec.readableChunkEncodings.lowerBound)–\(ColumnCodec.readableChunkEncodings.upperBound) (written by a newer version?)")
         }
         guard n > 0 else { throw StoreCorruption("chunk \(id) has \(n) rows") }
-        let writeTimes = try blob(row, 1) { try ColumnCodec.decodeDoubles($0, count: n) }
+        let writeTimes = try blob(row, 1) { try ColumnCodec.decodeWriteTimes($0, count: n) }
         let times = try blob(row, 2) { try ColumnCodec.decodeDoubles($0, count: n) }
         let fields = sensor.info.columnFields
         var columns = [Column?](repeating: nil, count: fields.count)
@@ -324,7 +326,8 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             var unordered = false
             while let r = try rows.next() {
                 let n: Int = r["rows"]
-                let w = try RecordedSource.blob(r, 1) { try ColumnCodec.decodeDoubles($0, count: n) }
+                // One value per run of equal write times: a gap lies between runs.
+                let w = try RecordedSource.blob(r, 1) { try ColumnCodec.decodeWriteTimes($0, count: n) }.values
                 if let l = last, let f = w.first, f < l { unordered = true }
                 if unordered { all += w; continue }
                 for t in w {

@@ -460,9 +460,8 @@ public final class ImportSession {
         // Keep the last write-time run for the next chunk, so that one write batch is
         // never split across chunks of one import (its duplicates stay together).
         if !final, wasSorted, batch.count > 1 {
-            let last = batch.writeTimes[batch.count - 1]
-            var cut = batch.count - 1
-            while cut > 0 && batch.writeTimes[cut - 1] == last { cut -= 1 }
+            let runs = batch.writeTimes
+            let cut = runs.rows(ofRun: runs.runCount - 1).lowerBound
             if cut > 0 {
                 buf.putBack(batch.slice(cut..<batch.count))
                 batch = batch.slice(0..<cut)
@@ -488,14 +487,13 @@ public final class ImportSession {
     }
 
     private func isSortedByWrite(_ b: SampleBatch) -> Bool {
-        var prev = -Double.infinity
-        for w in b.writeTimes { if w < prev { return false }; prev = w }
-        return true
+        b.writeTimes.isSorted
     }
 
     private func sortByWriteThenTime(_ b: SampleBatch) -> SampleBatch {
+        let w = b.writeTimes.array
         let idx = (0..<b.count).sorted { i, j in
-            let wi = b.writeTimes[i], wj = b.writeTimes[j]
+            let wi = w[i], wj = w[j]
             if wi != wj { return wi < wj }
             let ti = b.times[i], tj = b.times[j]
             if ti != tj && !(ti.isNaN && tj.isNaN) { return ti < tj || (tj.isNaN && !ti.isNaN) }
@@ -518,7 +516,7 @@ public final class ImportSession {
         for id in ids {
             var c = try RecordedSource.decodeChunk(db, id: id, sensor: batch.sensor)
             // Only the rows inside [lo, hi] can match.
-            let a = lowerBound(c.writeTimes, lo), b = upperBound(c.writeTimes, hi)
+            let a = c.writeTimes.lowerBound(lo), b = c.writeTimes.upperBound(hi)
             if a > 0 || b < c.count { c = c.slice(a..<b) }
             guard c.count > 0 else { continue }
             if id >= firstNewChunk { during.append(c) } else { before.append(c) }
@@ -545,7 +543,7 @@ public final class ImportSession {
         var minT = Double.infinity, maxT = -Double.infinity
         for t in batch.times where !t.isNaN { minT = min(minT, t); maxT = max(maxT, t) }
         var w1 = ByteWriter(), w2 = ByteWriter()
-        ColumnCodec.encodeDoubles(batch.writeTimes, into: &w1)
+        ColumnCodec.encodeDoubles(batch.writeTimes.array, into: &w1)
         ColumnCodec.encodeDoubles(batch.times, into: &w2)
         let insertChunk = try db.cachedStatement(sql: """
             INSERT INTO chunk(stream, rows, minWrite, maxWrite, minTime, maxTime, writeTimes, times, encoding)
@@ -579,24 +577,12 @@ public final class ImportSession {
     }
 }
 
-func lowerBound(_ v: [Double], _ x: Double) -> Int {
-    var lo = 0, hi = v.count
-    while lo < hi { let m = (lo + hi) / 2; if v[m] < x { lo = m + 1 } else { hi = m } }
-    return lo
-}
-
-func upperBound(_ v: [Double], _ x: Double) -> Int {
-    var lo = 0, hi = v.count
-    while lo < hi { let m = (lo + hi) / 2; if v[m] <= x { lo = m + 1 } else { hi = m } }
-    return lo
-}
-
 /// The rows of one stream waiting to become a chunk, column by column.
 final class StreamBuffer {
     let streamID: Int64
     let sensor: Sensor
     let capacity: Int
-    var writeTimes: [Double] = []
+    var writeTimes = WriteTimes()
     var times: [Double] = []
     var columns: [ColumnBuilder]
     /// False once a row arrived out of write-time order.
@@ -611,7 +597,6 @@ final class StreamBuffer {
     }
 
     private func reserve() {
-        writeTimes.reserveCapacity(capacity + 16)
         times.reserveCapacity(capacity + 16)
         for c in columns { c.reserve(capacity + 16) }
     }
@@ -627,7 +612,7 @@ final class StreamBuffer {
 
     func append(_ b: SampleBatch) throws {
         if let first = b.writeTimes.first { noteWrite(first) }
-        for i in 1..<max(b.count, 1) where b.writeTimes[i] < b.writeTimes[i - 1] { sorted = false; break }
+        if !b.writeTimes.isSorted { sorted = false }
         writeTimes += b.writeTimes
         times += b.times
         for c in columns {
@@ -649,7 +634,7 @@ final class StreamBuffer {
     /// The buffered rows as a batch; the buffer is empty afterwards.
     func take() -> SampleBatch {
         let b = SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns.map { $0.take() })
-        writeTimes = []
+        writeTimes = WriteTimes()
         times = []
         reserve()
         return b

@@ -8,18 +8,12 @@ enum RowDedup {
         let n = b.count
         // Pairs (earlier, later) of rows with the same write and sample time bits.
         var pairs: [(Int, Int)] = []
-        var start = 0
-        while start < n {
-            var end = start + 1
-            let w = b.writeTimes[start]
-            while end < n && b.writeTimes[end].bitPattern == w.bitPattern { end += 1 }
-            if end - start > 1 {
-                // Strictly increasing sample times in the run: no two rows can be equal.
-                var increasing = true
-                for k in (start + 1)..<end where !(b.times[k] > b.times[k - 1]) { increasing = false; break }
-                if !increasing { pairSameTimes(b.times, start..<end, &pairs) }
-            }
-            start = end
+        b.writeTimes.forEachRun { run, _ in
+            guard run.count > 1 else { return }
+            // Strictly increasing sample times in the run: no two rows can be equal.
+            var increasing = true
+            for k in run.dropFirst() where !(b.times[k] > b.times[k - 1]) { increasing = false; break }
+            if !increasing { pairSameTimes(b.times, run, &pairs) }
         }
         guard !pairs.isEmpty else { return (b, 0) }
         // Equal rows are an equivalence: dropping the later row of each equal pair keeps
@@ -76,19 +70,16 @@ enum RowDedup {
     /// The pairs (row of a, row of b) with bit-identical write and sample times.
     static func samePlaceInTime(_ a: SampleBatch, _ b: SampleBatch) -> [(Int, Int)] {
         var pairs: [(Int, Int)] = []
+        // A merge over the runs of equal write times.
         let aw = a.writeTimes, bw = b.writeTimes
-        let na = aw.count, nb = bw.count
         var i = 0, j = 0
-        while i < na && j < nb {
-            let wi = aw[i], wj = bw[j]
+        while i < aw.runCount && j < bw.runCount {
+            let wi = aw.values[i], wj = bw.values[j]
             if wi < wj { i += 1; continue }
             if wj < wi { j += 1; continue }
-            var ie = i + 1, je = j + 1
-            while ie < na && aw[ie].bitPattern == wi.bitPattern { ie += 1 }
-            while je < nb && bw[je].bitPattern == wj.bitPattern { je += 1 }
-            if wi.bitPattern == wj.bitPattern { pairTimes(a.times, i..<ie, b.times, j..<je, &pairs) }
-            i = ie
-            j = je
+            if wi.bitPattern == wj.bitPattern { pairTimes(a.times, aw.rows(ofRun: i), b.times, bw.rows(ofRun: j), &pairs) }
+            i += 1
+            j += 1
         }
         return pairs
     }
