@@ -5,7 +5,7 @@ import SensorBackends
 struct BenchStore: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
-        abstract: "Export and import rows/s of 50 Hz accelerometer (native format: a simulated participant-week of phone and watch; MyDataHelps JSON: a participant-day; MyHeartCounts CSV: a participant-day and -week), bytes per stored sample, decode speed, and a stored week summarised vs the simulator; ends with one line of every rate."
+        abstract: "Export and import rows/s of 50 Hz accelerometer (native format and MyDataHelps JSON: a simulated participant-week of phone and watch; MyHeartCounts CSV: a participant-day and -week), bytes per stored sample, decode speed, and a stored week summarised vs the simulator; ends with one line of every rate."
     )
 
     @Option(help: "Days in the 'week' run.")

@@ -341,6 +341,43 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertTrue(e.contains("q.json:\(line) ") && e.contains("looks like milliseconds"), e)
     }
 
+    /// Six simulated minutes of phone and watch accelerometer and rotation rate across a UTC
+    /// day (so two files per device and sensor), written as a MyDataHelps tree (`MDHWriter`:
+    /// shortest round-trip numbers), imports to exactly the simulator's rows.
+    func testMyDataHelpsExportOfTheSimulatorImportsToTheSameRows() throws {
+        let dir = try recordedTempDir(self)
+        let sim = makeRecSource([recTrio[0]])
+        let start = recMonday + recDay - 180, end = start + 360
+        let root = dir.appendingPathComponent("export").path
+        let devices = sim.devices(participant: "ana")
+        for sensor in [Sensor.accelerometer, .rotationRate] {
+            for d in devices where sensor.deviceKinds.contains(d.kind) {
+                try MDHWriter.write(source: sim, participant: "ana", device: d, deviceID: d.kind.rawValue, sensor: sensor,
+                                    start: start, end: end, root: root)
+            }
+        }
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root).filter { $0.hasSuffix(".json") }
+        XCTAssertEqual(files.count, 2 * 2 * devices.count, files.description)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false))
+        XCTAssertEqual(stats.notUnderstood, [:])
+        let rec = try store.source()
+        var compared = 0
+        for sensor in [Sensor.accelerometer, .rotationRate] {
+            for d in devices where sensor.deviceKinds.contains(d.kind) {
+                let want = sim.samples(participant: "ana", sensor: sensor, device: d, writtenAfter: start, through: end)
+                guard let stored = rec.devices(participant: "ana").first(where: { $0.kind == d.kind }) else {
+                    XCTFail("no \(d.kind) device stored"); continue
+                }
+                let got = rec.samples(participant: "ana", sensor: sensor, device: stored, writtenAfter: start, through: end)
+                assertSameRows(got, want, "\(sensor) of the \(d.kind)")
+                compared += want.count
+            }
+        }
+        XCTAssertGreaterThan(compared, 4 * 15_000)
+        XCTAssertEqual(stats.rowsStored, compared)
+    }
+
     func testMyDataHelpsTreeImportsGzipAndPlainJSON() throws {
         let dir = try recordedTempDir(self)
         let root = try mdhTree(dir)

@@ -30,13 +30,7 @@ public enum MDHFormat {
 
     static func normalise(_ s: String) -> String { s.lowercased().filter { $0.isLetter || $0.isNumber } }
 
-    static var knownFolders: [String] {
-        Sensor.allCases.map { s in
-            "sensorkit-" + s.rawValue.reduce(into: "") { out, c in
-                if c.isUppercase { out += "-" + c.lowercased() } else { out.append(c) }
-            }
-        }
-    }
+    static var knownFolders: [String] { Sensor.allCases.map(MDHWriter.folder) }
 
     // MARK: Walking the tree
 

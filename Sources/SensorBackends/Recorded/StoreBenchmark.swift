@@ -75,71 +75,6 @@ public enum StoreBenchmark {
         return rows
     }
 
-    /// Writes `seconds` of 50 Hz accelerometer from `start` as a MyDataHelps export tree under
-    /// `root` (`sensorkit-accelerometer/iPhone/bench/dev-A/accelerometer.json`): one
-    /// `{device, samples}` object, a sample item per 60-s write batch holding its 3 000
-    /// elements (acceleration x, y, z with 6 decimals, uptime `timestamp`, `startDate`,
-    /// `identifier`). The values are those of `writeAccelerometerCSV`. Returns the row count.
-    @discardableResult
-    public static func writeAccelerometerMDH(root: String, start: Double, seconds: Int) throws -> Int {
-        let dir = root + "/sensorkit-accelerometer/iPhone/bench/dev-A"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let path = dir + "/accelerometer.json"
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
-        defer { try? h.close() }
-        var out = [UInt8]()
-        out.reserveCapacity(1 << 22)
-        func text(_ s: String) { out.append(contentsOf: Array(s.utf8)) }
-        func number(_ v: Int64, decimals: Int) {
-            var m = v
-            if m < 0 { out.append(45); m = -m }
-            var scale: Int64 = 1
-            for _ in 0..<decimals { scale *= 10 }
-            var whole = m / scale
-            let at = out.count
-            repeat { out.append(UInt8(48 + whole % 10)); whole /= 10 } while whole > 0
-            out[at...].reverse()
-            out.append(46)
-            var frac = m % scale
-            var d = [UInt8](repeating: 48, count: decimals)
-            for k in (0..<decimals).reversed() { d[k] = UInt8(48 + frac % 10); frac /= 10 }
-            out.append(contentsOf: d)
-        }
-        text("{\"device\": {\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\", \"productType\": \"iPhone15,2\"}, \"samples\": [\n")
-        let rows = seconds * 50
-        let cs0 = Int64((start * 100).rounded())
-        var state: UInt64 = 0x1234_5678
-        for i in 0..<rows {
-            let batch = i / 3_000
-            let cs = cs0 + 2 * Int64(i)
-            if i % 3_000 == 0 {
-                if i > 0 { text("]},\n") }
-                text("{\"timestamp\": ")
-                number(cs0 + Int64(batch + 1) * 6_000, decimals: 2)
-                text(", \"sample\": [")
-            } else {
-                out.append(44)
-            }
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            let noise = Int64((state >> 33) % 40_001) - 20_000
-            let sway = Int64(200_000 * sin(Double(i) * 0.0005))
-            text("{\"acceleration\": {\"x\": "); number(sway + noise, decimals: 6)
-            text(", \"y\": "); number(noise / 2 - 10_000, decimals: 6)
-            text(", \"z\": "); number(-980_000 + noise, decimals: 6)
-            text("}, \"timestamp\": "); number(cs - cs0 + 500_000, decimals: 2)
-            text(", \"startDate\": "); number(cs, decimals: 2)
-            text(", \"identifier\": \(batch + 1)}")
-            if out.count > (1 << 22) - 512 {
-                try h.write(contentsOf: out)
-                out.removeAll(keepingCapacity: true)
-            }
-        }
-        text("]}\n]}\n")
-        try h.write(contentsOf: out)
-        return rows
-    }
-
     /// What the summary found.
     public struct Summary: Sendable, Equatable {
         public var samples = 0
@@ -394,25 +329,37 @@ public enum StoreBenchmark {
         }
     }
 
-    /// The MyDataHelps path: a participant-day of 50 Hz phone accelerometer as a MyDataHelps
-    /// JSON tree, imported and imported again.
-    static func runMDH(start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
+    /// The MyDataHelps path: the native path's simulated participant-week of phone and watch
+    /// accelerometer written as a MyDataHelps JSON tree (`MDHWriter`: a file per device and
+    /// day, an item per write batch), imported and imported again. `keepFiles`: leave the JSON
+    /// tree in `dir` (to profile an import of it).
+    static func runMDH(days: Int, start: Double, dir: URL, keepFiles: Bool, summary: inout [(String, Double)], output: (String) -> Void) throws {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
-        let root = dir.appendingPathComponent("mdh").path
+        let participant = ParticipantDescription(id: "P1", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let devices = sim.devices(participant: "P1").filter { Sensor.accelerometer.deviceKinds.contains($0.kind) }
+        let root = dir.appendingPathComponent("mdh-\(days)d").path
+        let end = start + Double(days) * 86_400
         let t = now()
-        let rows = try writeAccelerometerMDH(root: root, start: start, seconds: 86_400)
+        let rows = try NativeFormat.inParallel(devices.count) { k in
+            try MDHWriter.write(source: sim, participant: "P1", device: devices[k], deviceID: devices[k].kind.rawValue,
+                                sensor: .accelerometer, start: start, end: end, root: root)
+        }.reduce(0, +)
         let size = RecordedStore.bytes(under: root)
-        output(String(format: "  MyDataHelps JSON, participant-day: generated %d rows (%.0f MB of JSON) in %.2f s", rows, Double(size) / 1e6, secs(t)))
-        let path = dir.appendingPathComponent("mdh.sqlite").path
+        output(String(format: "  MyDataHelps JSON, %d day(s) of phone + watch accelerometer (a file per device and day): generated %d rows (%.0f MB of JSON) in %.2f s",
+                      days, rows, Double(size) / 1e6, secs(t)))
+        let path = dir.appendingPathComponent("mdh-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
         try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
                         label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
         try store.close()
-        try FileManager.default.removeItem(atPath: root)
+        if !keepFiles { try FileManager.default.removeItem(atPath: root) }
     }
 
-    /// The whole benchmark; prints through `output`. `keep`: leave the temporary folder.
+    /// The whole benchmark; prints through `output`. `directory`: work there and keep its
+    /// files (the MyDataHelps JSON tree too), instead of a temporary folder removed at the end.
     /// `parts`: "native" (export, native import, size, decode), "mhc" (MyHeartCounts CSV
     /// import and the summaries), "mdh" (MyDataHelps JSON import); all when empty. Ends with
     /// one line of every rate measured.
@@ -425,7 +372,7 @@ public enum StoreBenchmark {
         let zone = TimeZone(identifier: "UTC")!
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
-        output("sensorium bench store: 50 Hz accelerometer, native and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
+        output("sensorium bench store: 50 Hz accelerometer, native, MyDataHelps JSON and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
         output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
         var summary: [(String, Double)] = []
         defer {
@@ -438,7 +385,7 @@ public enum StoreBenchmark {
             try runNative(days: weekDays, start: start, dir: dir, summary: &summary, output: output)
         }
         if parts.isEmpty || parts.contains("mdh") {
-            try runMDH(start: start, dir: dir, summary: &summary, output: output)
+            try runMDH(days: weekDays, start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
         }
         guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
