@@ -304,6 +304,10 @@ final class RecordedImportTests: XCTestCase {
             let x = general ? "{\"value\": \(Double(i) * 0.013 - 1.7), \"unit\": \"g\"}" : "\(Double(i) * 0.013 - 1.7)"
             let y = i % 5 == 0 ? (general ? "-0" : "0") : i % 5 == 1 ? "1e-05" : i % 5 == 2 ? "12" : "\(0.5 - Double(i) * 1e-3)"
             let t = "\"startDate\": \(write - 60 + Double(i) * 0.02)", id = "\"identifier\": \(i / 7)", up = "\"timestamp\": \(5_000 + Double(i) * 0.02)"
+            // Elements laid out as the one before but for a number's text (an exponent, one in
+            // the whole-number column) or an extra key at the end.
+            if i == 10 { return "{\"acceleration\": {\"x\": \(x), \"y\": \(y), \"z\": -0.98}, \(up), \(t), \"identifier\": 1e0}" }
+            if i == 11 { return "{\"acceleration\": {\"x\": \(x), \"y\": -98e-2, \"z\": -0.98}, \(up), \(t), \(id), \"mystery\": 1}" }
             return i % 3 == 0
                 ? "{\(id),\n \(t), \"acceleration\": {\"z\": -0.98, \"y\": \(y), \"x\": \(x)}, \(up)}"
                 : "{\"acceleration\": {\"x\": \(x), \"y\": \(y), \"z\": -0.98}, \(up), \(t), \(id)}"
@@ -323,6 +327,7 @@ final class RecordedImportTests: XCTestCase {
             let store = try RecordedStore(path: dir.appendingPathComponent(general ? "general.sqlite" : "plain.sqlite").path)
             let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [root.path], progressBar: false))
             XCTAssertEqual(stats.rowsStored, 150)
+            XCTAssertEqual(stats.notUnderstood, ["accelerometer sample: mystery": 5])
             let rec = try store.source()
             rows.append(rec.samples(participant: "P1", sensor: .accelerometer, device: rec.devices(participant: "P1")[0], writtenAfter: 0, through: 4e9))
         }
@@ -330,6 +335,8 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(recDoubles(rows[0], "y")[0].sign, .plus, "\"-0\" and \"0\" are both +0 as whole numbers")
         XCTAssertEqual(recDoubles(rows[0], "y")[1], 1e-05)
         XCTAssertEqual(recInts(rows[0], "identifier")[29], 4)
+        XCTAssertEqual(recInts(rows[0], "identifier")[10], 1, "1e0 in the whole-number column")
+        XCTAssertEqual(recDoubles(rows[0], "y")[11], -0.98)
 
         // After the plain items, one in milliseconds: the general reader names its line.
         let text = file(general: false)

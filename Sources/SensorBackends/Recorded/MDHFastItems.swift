@@ -34,6 +34,16 @@ final class MDHFastItems {
     /// Rows of `slots` 8-byte values, row-major.
     private var rows: UnsafeMutablePointer<UInt64>
     private var capacity = 4_096
+    /// The layout of the last element read key by key, when it holds no line break: the text
+    /// around its numbers (`{"acceleration": {"x": `, `, "y": `, …, `}`) in `templateBytes`,
+    /// segment k at `templateFrom[k]..<templateFrom[k + 1]`, number k filling slot
+    /// `templateSlot[k]`. An element with exactly that text around its numbers is read by
+    /// comparing it (`elementLike`), not key by key; any other by keys, which makes it the template.
+    private let templateBytes: UnsafeMutablePointer<UInt8>
+    private let templateCapacity = 4_096
+    private let templateFrom: UnsafeMutablePointer<Int>
+    private let templateSlot: UnsafeMutablePointer<Int>
+    private var hasTemplate = false
 
     /// Nil when `sensor`'s items do not have the plain form.
     init?(sensor: Sensor) {
@@ -77,32 +87,40 @@ final class MDHFastItems {
         names = .allocate(capacity: max(bytes.count, 1))
         names.initialize(from: bytes, count: bytes.count)
         rows = .allocate(capacity: capacity * slots)
+        templateBytes = .allocate(capacity: templateCapacity)
+        templateFrom = .allocate(capacity: slots + 2)
+        templateSlot = .allocate(capacity: slots + 1)
     }
 
     deinit {
+        templateBytes.deallocate()
+        templateFrom.deallocate()
+        templateSlot.deallocate()
         rows.deallocate()
         whole.deallocate()
         keys.deallocate()
         names.deallocate()
     }
 
-    /// The item at the reader's position (blanks skipped) as a batch of its rows, consumed;
-    /// nil, nothing consumed, when it is not of the plain form.
-    func read(_ reader: JSONReader) throws -> SampleBatch? {
+    /// Appends the rows of the item at the reader's position (blanks skipped) to `buffer`
+    /// (a buffer of this sensor), consuming it; false, nothing consumed or appended, when the
+    /// item is not of the plain form.
+    func read(_ reader: JSONReader, into buffer: StreamBuffer) throws -> Bool {
         let window = reader.window
         while true {
             switch parse(window.base, window.start, window.end) {
             case .item(let end, let lines, let n, let w):
                 window.start = end
                 reader.skippedLines(lines)
-                return batch(rows: n, writeTime: w)
+                append(rows: n, writeTime: w, to: buffer)
+                return true
             case .notPlain:
-                return nil
+                return false
             case .full:
                 grow()
             case .cutShort:
                 // Read on (the window grows to hold the item) and start the item again.
-                guard try window.refill() else { return nil }
+                guard try window.refill() else { return false }
             }
         }
     }
@@ -120,6 +138,12 @@ final class MDHFastItems {
         // Locals, not properties: no exclusivity checks in the loops.
         let rows = self.rows, capacity = self.capacity, slots = self.slots, whole = self.whole
         let keys = self.keys, topCount = self.topCount, names = self.names
+        let templateBytes = self.templateBytes, templateFrom = self.templateFrom, templateSlot = self.templateSlot
+        var hasTemplate = self.hasTemplate
+        defer { self.hasTemplate = hasTemplate }
+        /// Where the numbers of the element being read by keys start and end, and their slots.
+        var numberAt = [Int](repeating: 0, count: 2 * slots), numberSlot = [Int](repeating: 0, count: slots)
+        var numbers = 0
         var i = start
         var lines = 0
         var n = 0
@@ -180,8 +204,58 @@ final class MDHFastItems {
                 }
                 return true
             }
-            /// One element object into row `row`.
-            func element(_ row: Int) -> Bool {
+            @inline(__always) func noteNumber(_ at: Int, _ slot: Int) {
+                numberAt[2 * numbers] = at
+                numberAt[2 * numbers + 1] = i
+                numberSlot[numbers] = slot
+                numbers += 1
+            }
+            /// One element object into row `row`: like the template when it is, else by keys.
+            @inline(__always) func element(_ row: Int) -> Bool {
+                if hasTemplate {
+                    let from = i
+                    if elementLike(row) { return true }
+                    i = from
+                }
+                return elementByKeys(row)
+            }
+            /// One element object laid out as the template into row `row`; false (`i` anywhere)
+            /// when it is not.
+            @inline(__always) func elementLike(_ row: Int) -> Bool {
+                for k in 0...slots {
+                    let a = templateFrom[k], length = templateFrom[k + 1] - a
+                    guard i + length <= end, memcmp(p + i, templateBytes + a, length) == 0 else { return false }
+                    i += length
+                    if k < slots { guard number(row, templateSlot[k]) else { return false } }
+                }
+                return true
+            }
+            /// One element object into row `row`, key by key; on success it becomes the template
+            /// when it holds no line break.
+            func elementByKeys(_ row: Int) -> Bool {
+                let first = i
+                numbers = 0
+                guard elementKeys(row) else { return false }
+                hasTemplate = false
+                var length = 0
+                var from = first
+                for k in 0...slots {
+                    let to = k < slots ? numberAt[2 * k] : i
+                    let n = to - from
+                    guard length + n <= templateCapacity, memchr(p + from, 0x0A, n) == nil else { return true }
+                    templateFrom[k] = length
+                    (templateBytes + length).update(from: p + from, count: n)
+                    length += n
+                    if k < slots {
+                        templateSlot[k] = numberSlot[k]
+                        from = numberAt[2 * k + 1]
+                    }
+                }
+                templateFrom[slots + 1] = length
+                hasTemplate = true
+                return true
+            }
+            func elementKeys(_ row: Int) -> Bool {
                 guard p[i] == UInt8(ascii: "{") else { return false }
                 i += 1
                 blanks()
@@ -193,8 +267,10 @@ final class MDHFastItems {
                     guard e >= 0 else { return false }
                     let top = keys[e]
                     if top.slot >= 0 {
+                        let at = i
                         guard seen & (1 << top.slot) == 0, number(row, top.slot) else { return false }
                         seen |= 1 << top.slot
+                        noteNumber(at, top.slot)
                     } else {
                         guard p[i] == UInt8(ascii: "{") else { return false }
                         i += 1
@@ -204,8 +280,10 @@ final class MDHFastItems {
                             let e2 = find(k2, top.nested, top.nestedCount)
                             guard e2 >= 0 else { return false }
                             let slot = keys[e2].slot
+                            let at = i
                             guard seen & (1 << slot) == 0, number(row, slot) else { return false }
                             seen |= 1 << slot
+                            noteNumber(at, slot)
                             blanks()
                             if p[i] == UInt8(ascii: ",") { i += 1; blanks(); continue }
                             guard p[i] == UInt8(ascii: "}") else { return false }
@@ -284,20 +362,24 @@ final class MDHFastItems {
         capacity *= 2
     }
 
-    /// Rows 0..<n as a batch written at `w`.
-    private func batch(rows n: Int, writeTime w: Double) -> SampleBatch {
+    /// Appends rows 0..<n, written at `w`, to `buffer` (column by column, no batch in between).
+    private func append(rows n: Int, writeTime w: Double, to buffer: StreamBuffer) {
         let rows = self.rows, slots = self.slots
-        func slot(_ s: Int) -> [UInt64] {
-            [UInt64](unsafeUninitializedCapacity: n) { out, count in
-                for r in 0..<n { out[r] = rows[r * slots + s] }
-                count = n
+        buffer.noteWrite(w)
+        buffer.writeTimes.append(w, count: n)
+        /// Slot `s` of rows 0..<n appended to `array` as `T` (8-byte values).
+        func slot<T>(_ s: Int, _ array: inout [T]) {
+            let old = array.count
+            array.reserveCapacity(old + n)
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n) { tmp in
+                for r in 0..<n { tmp[r] = rows[r * slots + s] }
+                tmp.withMemoryRebound(to: T.self) { array.append(contentsOf: $0) }
             }
         }
-        let times = slot(0).map { Double(bitPattern: $0) }
-        let columns = fields.enumerated().map { k, f in
-            Column(name: f.name, data: whole[k + 1] ? .int(slot(k + 1).map { Int64(bitPattern: $0) })
-                                                    : .double(slot(k + 1).map { Double(bitPattern: $0) }))
+        slot(0, &buffer.times)
+        for (k, c) in buffer.columns.enumerated() {
+            if c.present != nil { c.present!.append(contentsOf: repeatElement(true, count: n)) }
+            if whole[k + 1] { slot(k + 1, &c.i) } else { slot(k + 1, &c.d) }
         }
-        return SampleBatch(sensor: sensor, writeTimes: Array(repeating: w, count: n), times: times, columns: columns)
     }
 }

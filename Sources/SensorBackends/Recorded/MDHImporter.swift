@@ -106,6 +106,8 @@ public enum MDHFormat {
 
     // MARK: Reading files
 
+    /// Imports the files in order, each on two threads (`MDHPipeline`); the open streams are
+    /// written out whenever the participant or device changes.
     static func importFiles(_ jobs: [FileJob], session: ImportSession, progress: ImportProgress?) throws {
         var missing: [String: Int] = [:]
         var lastKey: (String, String) = ("", "")
@@ -116,99 +118,13 @@ public enum MDHFormat {
             }
             progress?.beginFile(job.path)
             session.stats.files += 1
-            try importFile(job, session: session, progress: progress, missing: &missing)
+            let notes = try MDHPipeline.run(job, session: session, progress: progress)
+            for (k, n) in notes.notUnderstood { session.stats.notUnderstood[k, default: 0] += n }
+            for w in notes.warnings { session.stats.warn(w) }
+            for (k, n) in notes.missing { missing[k, default: 0] += n }
         }
         for (k, n) in missing.sorted(by: { $0.key < $1.key }) {
             session.stats.warn("\(k): missing in \(n) sample(s), stored as missing")
-        }
-    }
-
-    static func importFile(_ job: FileJob, session: ImportSession, progress: ImportProgress?, missing: inout [String: Int]) throws {
-        let reader = JSONReader(file: job.path, source: try openByteSource(job.path))
-        guard let first = try reader.peek() else { throw reader.error("empty file: expected a JSON object with device and samples") }
-        if first == UInt8(ascii: "[") {
-            try reader.array { _ in try readExport(reader, job: job, session: session, progress: progress, missing: &missing) }
-        } else {
-            try readExport(reader, job: job, session: session, progress: progress, missing: &missing)
-        }
-        guard try reader.atEnd() else { throw reader.error("unexpected text after the end of the JSON document") }
-        progress?.fileProgress(reader.fileBytesRead)
-    }
-
-    /// One `{device, samples}` object. Samples may come before the device: they then wait
-    /// in a small list (an export writes `device` first in practice).
-    static func readExport(_ reader: JSONReader, job: FileJob, session: ImportSession, progress: ImportProgress?,
-                           missing: inout [String: Int]) throws {
-        guard try reader.peek() == UInt8(ascii: "{") else {
-            throw reader.error("expected an object with \"device\" and \"samples\"")
-        }
-        var device: SRDevice? = nil
-        var early: [(FieldValue, String, Int)] = []
-        let label = job.sensor.rawValue
-        let mapper = SampleMapper(sensor: job.sensor)
-        let fast = MDHFastItems(sensor: job.sensor)
-        var buf: StreamBuffer? = nil
-        var pending = 0
-        func target() throws -> StreamBuffer {
-            if let b = buf { return b }
-            if device == nil {
-                device = SRDevice(name: job.deviceID, model: job.kind == .watch ? "Watch" : "iPhone", systemName: "",
-                                  systemVersion: "", productType: job.deviceID, kind: job.kind)
-                session.stats.warn("\(job.path): no device object before the samples; device named after its folder")
-            }
-            let b = try session.buffer(participant: job.participant, device: device!, sensor: job.sensor)
-            buf = b
-            return b
-        }
-        try reader.object { key in
-            switch key {
-            case "device":
-                let v = try reader.value()
-                device = try deviceFrom(v, job: job, reader: reader)
-            case "samples":
-                try reader.array { _ in
-                    _ = try reader.peek()
-                    if device != nil, let fast, let batch = try fast.read(reader) {
-                        let b = try target()
-                        try b.append(batch)
-                        pending += batch.count
-                        if pending >= 4096 {
-                            try session.rowsAdded(pending, to: b)
-                            progress?.rows += pending
-                            pending = 0
-                            progress?.fileProgress(reader.fileBytesRead)
-                        }
-                        return
-                    }
-                    let line = reader.line
-                    let item = try reader.value()
-                    if device == nil, early.count < 10_000 {
-                        early.append((item, reader.path, line))
-                        return
-                    }
-                    let b = try target()
-                    pending += try mapper.add(item, path: reader.path, file: job.path, line: line, into: b, stats: &session.stats, missing: &missing)
-                    if pending >= 4096 {
-                        try session.rowsAdded(pending, to: b)
-                        progress?.rows += pending
-                        pending = 0
-                        progress?.fileProgress(reader.fileBytesRead)
-                    }
-                }
-            default:
-                _ = try reader.value()
-                session.stats.notUnderstood["\(label) file: \(key)", default: 0] += 1
-            }
-        }
-        if !early.isEmpty {
-            let b = try target()
-            for (item, path, line) in early {
-                pending += try mapper.add(item, path: path, file: job.path, line: line, into: b, stats: &session.stats, missing: &missing)
-            }
-        }
-        if let b = buf {
-            try session.rowsAdded(pending, to: b)
-            progress?.rows += pending
         }
     }
 
@@ -242,18 +158,20 @@ struct SampleMapper {
         knownTop = top
     }
 
-    /// Adds the rows of `item`; returns how many.
-    func add(_ item: FieldValue, path: String, file: String, line: Int, into b: StreamBuffer, stats: inout ImportStats,
+    /// Adds the rows of `item`; returns how many. Counts fields nobody understood in
+    /// `notUnderstood` and missing ones in `missing`; throws an `ImportError` naming `file`,
+    /// `line` and the JSON path of what was not as expected.
+    func add(_ item: FieldValue, path: String, file: String, line: Int, into b: StreamBuffer, notUnderstood: inout [String: Int],
              missing: inout [String: Int]) throws -> Int {
         do {
-            return try addItem(item, path: path, file: file, into: b, stats: &stats, missing: &missing)
+            return try addItem(item, path: path, file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
         } catch var e as ImportError {
             if e.line == nil { e.line = line }
             throw e
         }
     }
 
-    private func addItem(_ item: FieldValue, path: String, file: String, into b: StreamBuffer, stats: inout ImportStats,
+    private func addItem(_ item: FieldValue, path: String, file: String, into b: StreamBuffer, notUnderstood: inout [String: Int],
                          missing: inout [String: Int]) throws -> Int {
         guard case .object(let pairs) = item else {
             throw ImportError(file: file, jsonPath: path, "expected a sample item as an object {\"timestamp\": …, \"sample\": …}")
@@ -264,7 +182,7 @@ struct SampleMapper {
             switch k {
             case "timestamp": writeValue = v
             case "sample": sample = v
-            default: stats.notUnderstood["\(sensor.rawValue) item: \(k)", default: 0] += 1
+            default: notUnderstood["\(sensor.rawValue) item: \(k)", default: 0] += 1
             }
         }
         guard let wv = writeValue else {
@@ -277,11 +195,11 @@ struct SampleMapper {
         switch sample {
         case .array(let elements):
             for (i, e) in elements.enumerated() {
-                try addElement(e, write: w, path: "\(path).sample[\(i)]", file: file, into: b, stats: &stats, missing: &missing)
+                try addElement(e, write: w, path: "\(path).sample[\(i)]", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
             }
             return elements.count
         default:
-            try addElement(sample, write: w, path: path + ".sample", file: file, into: b, stats: &stats, missing: &missing)
+            try addElement(sample, write: w, path: path + ".sample", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
             return 1
         }
     }
@@ -298,12 +216,12 @@ struct SampleMapper {
     }
 
     private func addElement(_ e: FieldValue, write w: Double, path: String, file: String, into b: StreamBuffer,
-                            stats: inout ImportStats, missing: inout [String: Int]) throws {
+                            notUnderstood: inout [String: Int], missing: inout [String: Int]) throws {
         guard case .object(let o) = e else {
             throw ImportError(file: file, jsonPath: path, "expected a sample object with Apple's property names")
         }
         for (k, _) in o where !knownTop.contains(k) {
-            stats.notUnderstood["\(sensor.rawValue) sample: \(k)", default: 0] += 1
+            notUnderstood["\(sensor.rawValue) sample: \(k)", default: 0] += 1
         }
         var t = w
         if let rf = rowTime {

@@ -110,8 +110,7 @@ enum MDHWriter {
     /// Writes the rows of `b` as items, one per run of rows sharing a write time (a fetch
     /// result); values that are missing (or not finite) are left out of their element.
     static func writeItems(_ b: SampleBatch, keys: ElementKeys, first: inout Bool, into out: inout FileOutput) throws {
-        let n = b.count
-        guard n > 0 else { return }
+        guard b.count > 0 else { return }
         let doubles: [[Double]?] = b.columns.map { if case .double(let x) = $0.data { x } else { nil } }
         let ints: [[Int64]?] = b.columns.map { if case .int(let x) = $0.data { x } else { nil } }
         let present: [[Bool]?] = b.columns.map(\.present)
@@ -127,9 +126,7 @@ enum MDHWriter {
             if let x { out.double(x) } else if let i = ints[k]?[r] { out.int(i) } else { return false }
             return true
         }
-        var r = 0
-        while r < n {
-            let w = b.writeTimes[r]
+        try b.writeTimes.forEachRun { rows, w in
             try out.reserve(64)
             if !first { out.byte(UInt8(ascii: ",")) }
             first = false
@@ -137,10 +134,9 @@ enum MDHWriter {
             try out.reserve(32)
             out.double(w)
             try out.append(", \"sample\": [")
-            var e = r
-            while e < n && b.writeTimes[e] == w {
+            for e in rows {
                 try out.reserve(2)
-                if e > r { out.byte(UInt8(ascii: ",")) }
+                if e > rows.lowerBound { out.byte(UInt8(ascii: ",")) }
                 out.byte(UInt8(ascii: "{"))
                 var any = false
                 for top in keys.tops {
@@ -162,10 +158,8 @@ enum MDHWriter {
                 }
                 try out.reserve(1)
                 out.byte(UInt8(ascii: "}"))
-                e += 1
             }
             try out.append("]}")
-            r = e
         }
     }
 }

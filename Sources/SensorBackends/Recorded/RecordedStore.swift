@@ -454,20 +454,10 @@ public final class ImportSession {
 
     func flush(_ buf: StreamBuffer, final: Bool = false) throws {
         guard buf.count > 0 else { return }
-        let wasSorted = buf.sorted
-        var batch = buf.take()
-        buf.sorted = true
         // Keep the last write-time run for the next chunk, so that one write batch is
         // never split across chunks of one import (its duplicates stay together).
-        if !final, wasSorted, batch.count > 1 {
-            let runs = batch.writeTimes
-            let cut = runs.rows(ofRun: runs.runCount - 1).lowerBound
-            if cut > 0 {
-                buf.putBack(batch.slice(cut..<batch.count))
-                batch = batch.slice(0..<cut)
-            }
-        }
-        try storeChunk(batch, stream: buf.streamID, knownUnsorted: !wasSorted)
+        let (batch, sorted) = buf.take(keepingLastRun: !final)
+        try storeChunk(batch, stream: buf.streamID, knownUnsorted: !sorted)
     }
 
     /// Stores `batch` as one chunk of `stream`: sorted by write time (then sample time),
@@ -629,6 +619,25 @@ final class StreamBuffer {
         times += b.times
         for c in columns { c.append(b.column(c.name)!) }
         sorted = true
+    }
+
+    /// The buffered rows as a batch, and whether they were in write-time order. With
+    /// `keepingLastRun`, rows in order, and more than one write time, the rows of the last
+    /// write time stay buffered (a write batch that may go on is never split); otherwise
+    /// the buffer is empty afterwards.
+    func take(keepingLastRun: Bool) -> (batch: SampleBatch, sorted: Bool) {
+        let wasSorted = sorted
+        var batch = take()
+        sorted = true
+        if keepingLastRun, wasSorted, batch.count > 1 {
+            let runs = batch.writeTimes
+            let cut = runs.rows(ofRun: runs.runCount - 1).lowerBound
+            if cut > 0 {
+                putBack(batch.slice(cut..<batch.count))
+                batch = batch.slice(0..<cut)
+            }
+        }
+        return (batch, wasSorted)
     }
 
     /// The buffered rows as a batch; the buffer is empty afterwards.
