@@ -133,4 +133,30 @@ final class NativeTextTests: XCTestCase {
         }
         XCTAssertEqual(fastRows.count, 3)
     }
+
+    /// A repeated field (the write time of a batch) reuses the previous row's value only when
+    /// its text and the separator after it are the same bytes: a longer, shorter or other
+    /// text in the same place is parsed afresh; values equal the general reader's.
+    func testRepeatedFieldIsReusedOnlyForTheSameText() throws {
+        let lines = ["1772409600.5934494,1", "1772409600.5934494,2", "1772409600.59344945,3", "1772409600.5934494,4",
+                     "1772409600.593449,5", "1772409600.5934494,6", "1772409600.5934494,7", "1772409601.5934494,8",
+                     "1772409600.5934494e0,9", "1772409600.5934494,10"]
+        let text = "writeTime,identifier\n" + lines.joined(separator: "\n") + "\n"
+        let csv = CSVReader(path: "t.csv", source: MemorySource(Array(text.utf8)))
+        XCTAssertTrue(try csv.nextRecord())
+        let out = UnsafeMutableRawPointer.allocate(byteCount: 8 * 2 * 16, alignment: 8)
+        defer { out.deallocate() }
+        let targets = [out, out + 8 * 16]
+        let whole = [false, true]
+        let n = targets.withUnsafeBufferPointer { t in whole.withUnsafeBufferPointer { w in
+            csv.fastNumberRows(2, targets: t.baseAddress!, wholeNumber: w.baseAddress!, repeating: 0, maxRows: 16)
+        } }
+        XCTAssertEqual(n, lines.count)
+        for (r, line) in lines.enumerated() {
+            var s = String(line.split(separator: ",")[0])
+            let want = s.withUTF8 { NumberParser.double($0) }!
+            XCTAssertEqual(targets[0].load(fromByteOffset: 8 * r, as: Double.self).bitPattern, want.bitPattern, line)
+            XCTAssertEqual(targets[1].load(fromByteOffset: 8 * r, as: Int64.self), Int64(r + 1))
+        }
+    }
 }

@@ -261,21 +261,40 @@ final class CSVReader {
     /// `nan`, a record not complete in the window…), consuming nothing of it: the caller
     /// reads it with `nextRecord()`, which handles everything and reports errors. Values are
     /// the ones `NumberParser.double`/`int` give for the same text (both correctly rounded).
+    /// `repeating` (a field index, or -1): a field whose text often repeats the previous row's
+    /// (a write time, shared by a whole write batch); when its bytes and the separator after
+    /// them equal the previous row's, the previous value is copied instead of parsed again.
     /// Returns the rows read; `line` is then the line of the last one.
     func fastNumberRows(_ fields: Int, targets: UnsafePointer<UnsafeMutableRawPointer>, wholeNumber: UnsafePointer<Bool>,
-                        maxRows: Int) -> Int {
+                        repeating: Int = -1, maxRows: Int) -> Int {
         guard fields > 0, maxRows > 0 else { return 0 }
         let w = window
         let p = w.base
         let end = w.end
         var i = w.start
         var rows = 0
+        // The previous row's text of field `repeating` with its separator: p[lastStart..<lastStart+lastCount].
+        var lastStart = 0, lastCount = 0
         NumberParser.exact.withUnsafeBufferPointer { pow10 in
             record: while rows < maxRows {
                 let rowStart = i
                 for f in 0..<fields {
-                    guard Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!,
-                                           into: targets[f] + 8 * rows) else {
+                    let out = targets[f] + 8 * rows
+                    if f == repeating {
+                        if lastCount > 0 && i + lastCount <= end && Self.sameBytes(p + lastStart, p + i, lastCount) {
+                            // Same text, same value; i stops at the separator, as after parsing.
+                            out.storeBytes(of: (out - 8).load(as: UInt64.self), as: UInt64.self)
+                            i += lastCount - 1
+                        } else {
+                            let s = i
+                            guard Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) else {
+                                i = rowStart
+                                break record
+                            }
+                            lastStart = s
+                            lastCount = i < end ? i - s + 1 : 0
+                        }
+                    } else if !Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) {
                         i = rowStart
                         break record
                     }
@@ -301,6 +320,22 @@ final class CSVReader {
         nextLine += rows
         fieldCount = 0
         return rows
+    }
+
+    /// Whether the `n` bytes at `a` and `b` are equal (eight at a time; short texts such as
+    /// a write time, where a `memcmp` call costs more than the comparison).
+    @inline(__always)
+    static func sameBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var k = 0
+        while k + 8 <= n {
+            if UnsafeRawPointer(a + k).loadUnaligned(as: UInt64.self) != UnsafeRawPointer(b + k).loadUnaligned(as: UInt64.self) { return false }
+            k += 8
+        }
+        while k < n {
+            if a[k] != b[k] { return false }
+            k += 1
+        }
+        return true
     }
 
     /// One plain number at `p[i...]` (see `fastNumberRows`) stored at `out`; false (with `i`

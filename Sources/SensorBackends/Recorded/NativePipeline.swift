@@ -90,6 +90,8 @@ enum NativeNumericPipeline {
         mutating func run() throws {
             let fields = targets.count
             let whole = targets.map { t -> Bool in if case .column(_, let f) = t { f.type.columnKind == .int } else { false } }
+            // A write batch's rows share one write time: its text is parsed once per batch.
+            let repeating = targets.firstIndex { if case .writeTime = $0 { true } else { false } } ?? -1
             var out = [UnsafeMutableRawPointer](repeating: UnsafeMutableRawPointer(block.writeTimes), count: fields)
             while true {
                 block.reserve(1_024)
@@ -103,7 +105,7 @@ enum NativeNumericPipeline {
                 let room = min(block.capacity - block.count, max(RecordedStore.chunkRows - block.count, 1_024))
                 let n = out.withUnsafeBufferPointer { o in
                     whole.withUnsafeBufferPointer { w in
-                        csv.fastNumberRows(fields, targets: o.baseAddress!, wholeNumber: w.baseAddress!, maxRows: room)
+                        csv.fastNumberRows(fields, targets: o.baseAddress!, wholeNumber: w.baseAddress!, repeating: repeating, maxRows: room)
                     }
                 }
                 if n > 0 {
