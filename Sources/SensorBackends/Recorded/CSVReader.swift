@@ -10,7 +10,8 @@ final class CSVReader {
     let window: ByteWindow
     /// 1-based line number where the current record starts.
     private(set) var line = 0
-    private var nextLine = 1
+    /// 1-based line number where the next record starts.
+    private(set) var nextLine = 1
     /// Field i is `window.base[fieldStart[i]..<fieldEnd[i]]`; `fieldQuoted[i]` when it was
     /// quoted (then `""` inside stands for `"`). Raw buffers: no per-field bookkeeping cost.
     private(set) var fieldStart: UnsafeMutablePointer<Int>
@@ -19,8 +20,10 @@ final class CSVReader {
     private var fieldCapacity = 256
     private(set) var fieldCount = 0
 
-    init(path: String, source: ByteSource) {
+    /// `firstLine`: the line number of the source's first byte (a reader of the rest of a file).
+    init(path: String, source: ByteSource, firstLine: Int = 1) {
         self.path = path
+        nextLine = firstLine
         window = ByteWindow(source)
         fieldStart = .allocate(capacity: 256)
         fieldEnd = .allocate(capacity: 256)
@@ -267,11 +270,25 @@ final class CSVReader {
     /// Returns the rows read; `line` is then the line of the last one.
     func fastNumberRows(_ fields: Int, targets: UnsafePointer<UnsafeMutableRawPointer>, wholeNumber: UnsafePointer<Bool>,
                         repeating: Int = -1, maxRows: Int) -> Int {
-        guard fields > 0, maxRows > 0 else { return 0 }
         let w = window
-        let p = w.base
-        let end = w.end
-        var i = w.start
+        let (rows, next) = Self.numberRows(w.base, from: w.start, end: w.end, fields, targets: targets, wholeNumber: wholeNumber,
+                                           repeating: repeating, maxRows: maxRows)
+        guard rows > 0 else { return 0 }
+        w.start = next
+        line = nextLine + rows - 1
+        nextLine += rows
+        fieldCount = 0
+        return rows
+    }
+
+    /// `fastNumberRows` over any bytes: the rows of plain numbers in `p[start..<end]` (`p[end]`
+    /// must be a 0 byte), at most `maxRows`. Returns the rows read and the offset after the
+    /// last of them (`start` when none). Safe on any thread (touches only its arguments).
+    static func numberRows(_ p: UnsafeMutablePointer<UInt8>, from start: Int, end: Int, _ fields: Int,
+                           targets: UnsafePointer<UnsafeMutableRawPointer>, wholeNumber: UnsafePointer<Bool>,
+                           repeating: Int, maxRows: Int) -> (rows: Int, next: Int) {
+        guard fields > 0, maxRows > 0 else { return (0, start) }
+        var i = start
         var rows = 0
         // The previous row's text of field `repeating` with its separator: p[lastStart..<lastStart+lastCount].
         var lastStart = 0, lastCount = 0
@@ -281,20 +298,20 @@ final class CSVReader {
                 for f in 0..<fields {
                     let out = targets[f] + 8 * rows
                     if f == repeating {
-                        if lastCount > 0 && i + lastCount <= end && Self.sameBytes(p + lastStart, p + i, lastCount) {
+                        if lastCount > 0 && i + lastCount <= end && sameBytes(p + lastStart, p + i, lastCount) {
                             // Same text, same value; i stops at the separator, as after parsing.
                             out.storeBytes(of: (out - 8).load(as: UInt64.self), as: UInt64.self)
                             i += lastCount - 1
                         } else {
                             let s = i
-                            guard Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) else {
+                            guard plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) else {
                                 i = rowStart
                                 break record
                             }
                             lastStart = s
                             lastCount = i < end ? i - s + 1 : 0
                         }
-                    } else if !Self.plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) {
+                    } else if !plainNumber(p, &i, end: end, whole: wholeNumber[f], pow10: pow10.baseAddress!, into: out) {
                         i = rowStart
                         break record
                     }
@@ -314,12 +331,7 @@ final class CSVReader {
                 rows += 1
             }
         }
-        guard rows > 0 else { return 0 }
-        w.start = i
-        line = nextLine + rows - 1
-        nextLine += rows
-        fieldCount = 0
-        return rows
+        return (rows, i)
     }
 
     /// Whether the `n` bytes at `a` and `b` are equal (eight at a time; short texts such as

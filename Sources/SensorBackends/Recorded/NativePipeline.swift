@@ -15,6 +15,10 @@ enum NativeNumericPipeline {
         case column(Int, FieldSchema)
     }
 
+    /// Bytes of text per block parsed on a worker thread; 0: the whole file row by row on the
+    /// reader thread (the reference the tests compare block parsing with).
+    @TaskLocal static var blockBytes = 1 << 20
+
     /// True when every schema column is a double or a whole number (what the fast path reads).
     static func applies(to fields: [FieldSchema]) -> Bool {
         fields.allSatisfy { $0.type.columnKind == .double || $0.type.columnKind == .int }
@@ -26,7 +30,7 @@ enum NativeNumericPipeline {
                     device: SRDevice, sensor: Sensor, session: ImportSession, progress: ImportProgress?) throws {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
         let reader = MHCBatchedPipeline.Box(Parser(csv: csv, path: path, names: names, targets: targets, float32: float32,
-                                                   sensor: sensor, device: device, queue: queue))
+                                                   sensor: sensor, device: device, queue: queue, blockBytes: blockBytes))
         let thread = Thread {
             do {
                 try reader.value.run()
@@ -56,7 +60,7 @@ enum NativeNumericPipeline {
 
     /// The reader thread.
     struct Parser {
-        let csv: CSVReader
+        var csv: CSVReader
         let path: String
         let names: [String]
         let targets: [Target]
@@ -71,9 +75,12 @@ enum NativeNumericPipeline {
         var block: NumberBlock
         /// Write time of the last row parsed; rows before it in the block are in order when `sorted`.
         var sorted = true
+        /// See `NativeNumericPipeline.blockBytes`.
+        let blockBytes: Int
 
         init(csv: CSVReader, path: String, names: [String], targets: [Target], float32: [Int], sensor: Sensor, device: SRDevice,
-             queue: MHCBatchedPipeline.Queue) {
+             queue: MHCBatchedPipeline.Queue, blockBytes: Int) {
+            self.blockBytes = blockBytes
             self.csv = csv
             self.path = path
             self.names = names
@@ -87,7 +94,91 @@ enum NativeNumericPipeline {
             block = NumberBlock(columns: schema.count, capacity: RecordedStore.chunkRows + 8_192)
         }
 
+        /// Where field f of a fast row goes: -2 the write time, -1 the time, else a column index.
+        var slots: [Int] {
+            targets.map { t in
+                switch t {
+                case .writeTime: -2
+                case .time: -1
+                case .column(let k, _): k
+                }
+            }
+        }
+
         mutating func run() throws {
+            if blockBytes <= 0 {
+                try runRows()
+            } else if let rest = try runInBlocks() {
+                csv = rest
+                try runRows()
+            }
+            try emit(upTo: block.count)
+        }
+
+        /// Parses the file in blocks of whole lines on worker threads (`ParseJob`), taking their
+        /// rows in file order; stops at the first block holding a line that is not a fast row
+        /// (empty field, quote, blank line…) and returns a reader of the file from that line on,
+        /// for `runRows`. Nil when every line was a fast row. Lines are numbered as they come:
+        /// in this mode every line is one row.
+        mutating func runInBlocks() throws -> CSVReader? {
+            let blocks = LineBlocks(after: csv, size: blockBytes)
+            let shape = ParseJob.Shape(slots: slots, whole: targets.map { t in
+                if case .column(_, let f) = t { f.type.columnKind == .int } else { false }
+            }, columns: schema.count)
+            let inFlight = 2 * max(1, ProcessInfo.processInfo.activeProcessorCount)
+            var pending: [ParseJob] = []
+            var spare: [ParseJob] = []
+            var line = csv.nextLine
+            var endOfInput = false
+            // An error reading ahead is the generic reader's to throw, after the rows before it.
+            var readError: Error?
+            while true {
+                while !endOfInput && pending.count < inFlight {
+                    let job = spare.popLast() ?? ParseJob(shape: shape, blockBytes: blocks.size)
+                    do {
+                        guard try blocks.next(into: job.text) else { endOfInput = true; break }
+                    } catch {
+                        readError = error
+                        endOfInput = true
+                        break
+                    }
+                    job.start()
+                    pending.append(job)
+                }
+                guard !pending.isEmpty else {
+                    guard let readError else { return nil }
+                    return CSVReader(path: path, source: ChainSource([blocks.takeCarry()], then: blocks.source, failure: readError), firstLine: line)
+                }
+                let job = pending.removeFirst()
+                job.wait()
+                var from = 0
+                while from < job.rows.count {
+                    let n = min(job.rows.count - from, max(RecordedStore.chunkRows - block.count, 1_024))
+                    block.reserve(n)
+                    block.copyRows(from: job.rows, at: from, count: n)
+                    try check(block.count, n, firstLine: line)
+                    block.count += n
+                    line += n
+                    from += n
+                    if block.count >= RecordedStore.chunkRows { try emitWholeBatches(bytesRead: job.text.fileBytesRead) }
+                }
+                if job.next < job.text.count {
+                    // A line the fast path does not take: the generic reader reads on from it.
+                    var rest = [job.text.bytes(from: job.next)]
+                    for later in pending {
+                        later.wait()
+                        rest.append(later.text.bytes(from: 0))
+                    }
+                    rest.append(blocks.takeCarry())
+                    return CSVReader(path: path, source: ChainSource(rest, then: blocks.source, failure: readError), firstLine: line)
+                }
+                spare.append(job)
+            }
+        }
+
+        /// Reads the rest of the file row by row: runs of fast rows, and the generic reader for
+        /// any other record.
+        mutating func runRows() throws {
             let fields = targets.count
             let whole = targets.map { t -> Bool in if case .column(_, let f) = t { f.type.columnKind == .int } else { false } }
             // A write batch's rows share one write time: its text is parsed once per batch.
@@ -117,9 +208,8 @@ enum NativeNumericPipeline {
                     try check(block.count, 1, firstLine: csv.line)
                     block.count += 1
                 }
-                if block.count >= RecordedStore.chunkRows { try emitWholeBatches() }
+                if block.count >= RecordedStore.chunkRows { try emitWholeBatches(bytesRead: csv.fileBytesRead) }
             }
-            try emit(upTo: block.count)
         }
 
         /// One row through the generic reader (empty fields, quotes, names of enumeration cases…).
@@ -206,22 +296,23 @@ enum NativeNumericPipeline {
         }
 
         /// Sends the rows before the last write batch of a full block (whole batches only).
-        mutating func emitWholeBatches() throws {
+        mutating func emitWholeBatches(bytesRead: Int64) throws {
             let w = block.writeTimes
             let last = w[block.count - 1]
             var cut = block.count - 1
             while cut > 0 && w[cut - 1] == last { cut -= 1 }
-            if cut > 0 { try emit(upTo: cut) }
+            if cut > 0 { try emit(upTo: cut, bytesRead: bytesRead) }
         }
 
-        /// Sends rows `0..<end` as a piece; later rows move to the front.
-        mutating func emit(upTo end: Int) throws {
+        /// Sends rows `0..<end` as a piece; later rows move to the front. `bytesRead`: progress
+        /// (bytes of the file read so far; the reader's when not given).
+        mutating func emit(upTo end: Int, bytesRead: Int64? = nil) throws {
             guard end > 0 else { return }
             let batch = block.batch(sensor: sensor, schema: schema, written: written, rows: end)
             block.dropFront(end)
             let wasSorted = sorted
             sorted = true
-            let piece = MHCBatchedPipeline.Piece(device: device, batch: batch, bytesRead: csv.fileBytesRead, sorted: wasSorted)
+            let piece = MHCBatchedPipeline.Piece(device: device, batch: batch, bytesRead: bytesRead ?? csv.fileBytesRead, sorted: wasSorted)
             if !queue.put(piece) { throw CancellationError() }
         }
     }
@@ -296,6 +387,14 @@ final class NumberBlock {
         capacity = c
     }
 
+    /// Writes rows `from..<from+n` of `other` (same columns, every value present) at rows
+    /// `count..<count+n`, without changing `count`; room must be reserved.
+    func copyRows(from other: NumberBlock, at from: Int, count n: Int) {
+        (writeTimes + count).update(from: other.writeTimes + from, count: n)
+        (times + count).update(from: other.times + from, count: n)
+        for k in 0..<columns { (column(k) + 8 * count).copyMemory(from: other.column(k) + 8 * from, byteCount: 8 * n) }
+    }
+
     /// Removes rows `0..<n`, moving the rest to the front.
     func dropFront(_ n: Int) {
         let rest = count - n
@@ -332,5 +431,70 @@ final class NumberBlock {
             return Column(name: f.name, data: data, present: mask)
         }
         return SampleBatch(sensor: sensor, writeTimes: doubles(writeTimes), times: doubles(times), columns: cols)
+    }
+}
+
+/// One block of lines parsed on a worker thread (GCD's global queue): every leading line that
+/// is a fast row (`CSVReader.numberRows`) into `rows`; `next` is the offset of the first
+/// line it did not take (`text.count` when it took all). The thread that `start`s a job owns
+/// it again after `wait`; in between, only the worker touches it.
+final class ParseJob: @unchecked Sendable {
+    /// The fields of a row: `slots` (see `NativeNumericPipeline.Parser.slots`), which are
+    /// whole numbers, and the schema's column count.
+    struct Shape: Sendable {
+        var slots: [Int]
+        var whole: [Bool]
+        var columns: Int
+    }
+
+    let shape: Shape
+    let text: TextBlock
+    let rows: NumberBlock
+    private(set) var next = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(shape: Shape, blockBytes: Int) {
+        self.shape = shape
+        text = TextBlock(capacity: blockBytes)
+        // A fast row takes at least two bytes a field.
+        rows = NumberBlock(columns: shape.columns, capacity: 1_024)
+    }
+
+    /// Parses `text` on a worker thread.
+    func start() {
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            parse()
+            done.signal()
+        }
+    }
+
+    /// Waits until the worker is done.
+    func wait() { done.wait() }
+
+    private func parse() {
+        rows.count = 0
+        next = 0
+        let fields = shape.slots.count
+        let repeating = shape.slots.firstIndex(of: -2) ?? -1
+        var out = [UnsafeMutableRawPointer](repeating: UnsafeMutableRawPointer(rows.writeTimes), count: fields)
+        shape.whole.withUnsafeBufferPointer { whole in
+            while next < text.count {
+                rows.reserve(max(1_024, min(text.count - next, 1 << 16) / 16))
+                for (f, slot) in shape.slots.enumerated() {
+                    switch slot {
+                    case -2: out[f] = UnsafeMutableRawPointer(rows.writeTimes + rows.count)
+                    case -1: out[f] = UnsafeMutableRawPointer(rows.times + rows.count)
+                    default: out[f] = rows.column(slot) + 8 * rows.count
+                    }
+                }
+                let (n, after) = out.withUnsafeBufferPointer { o in
+                    CSVReader.numberRows(text.base, from: next, end: text.count, fields, targets: o.baseAddress!,
+                                         wholeNumber: whole.baseAddress!, repeating: repeating, maxRows: rows.capacity - rows.count)
+                }
+                guard n > 0 else { break }
+                rows.count += n
+                next = after
+            }
+        }
     }
 }
