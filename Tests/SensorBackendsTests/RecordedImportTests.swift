@@ -385,6 +385,54 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(stats.rowsStored, compared)
     }
 
+    /// Two readers of one file (`MDHPipeline.FileParser.Speculation`, here sharing windows of
+    /// a few KiB so that it runs on a small file): the store holds exactly what one reader
+    /// stores (same chunks, same bytes), and an error late in the file names the same line
+    /// and JSON path.
+    func testMyDataHelpsTwoReadersReadAsOne() throws {
+        let dir = try recordedTempDir(self)
+        let device = "{\"systemVersion\": \"17.4\", \"systemName\": \"iOS\", \"model\": \"iPhone\", \"name\": \"iPhone\"}"
+        func item(_ k: Int, bad: Bool = false) -> String {
+            let w = Self.t0 + 60 * Double(k + 1)
+            let elements = (0..<50).map { i -> String in
+                let x = k % 20 == 13 && i == 5 ? "{\"value\": 0.25, \"unit\": \"g\"}" : "\(Double(i * k) * 1.3e-3 - 0.7)"
+                let date = bad && i == 9 ? "1732143600125" : "\(w - 60 + Double(i) * 0.02)"
+                return "{\"acceleration\": {\"x\": \(x), \"y\": \(0.5 - Double(i) * 1e-3), \"z\": -0.98}, \"timestamp\": \(5_000 + Double(i) * 0.02), \"startDate\": \(date), \"identifier\": \(k)}"
+            }
+            let sample = "[" + elements.joined(separator: k % 5 == 0 ? ",\n" : ",") + "]"
+            return k % 4 == 1 ? "{\"sample\": \(sample), \"timestamp\": \(w)}" : "{\"timestamp\": \(w), \"sample\": \(sample)}"
+        }
+        func importFile(_ text: String, _ name: String, windowBytes: Int?) throws -> (digest: String, readAhead: Int) {
+            let path = try writeFile(dir, "\(name)/q.json", text)
+            let store = try RecordedStore(path: dir.appendingPathComponent("\(name)-\(windowBytes ?? 0).sqlite").path)
+            let job = MDHFormat.FileJob(path: path, sensor: .accelerometer, kind: .phone, participant: "P1", deviceID: "d1")
+            let (notes, _) = try store.importing { session in
+                try session.addParticipant(RecordedParticipant(id: "P1", timeZone: "UTC"))
+                return try windowBytes.map { try MDHPipeline.run(job, session: session, progress: nil, speculationBytes: $0) }
+                    ?? MDHPipeline.run(job, session: session, progress: nil)
+            }
+            return (try store.contentDigest(), notes.itemsReadAhead)
+        }
+        let good = "{\"device\": \(device), \"samples\": [\n" + (0..<60).map { item($0) }.joined(separator: ",\n") + "]}\n"
+        let one = try importFile(good, "one", windowBytes: nil)
+        let two = try importFile(good, "two", windowBytes: 8_192)
+        XCTAssertEqual(one.readAhead, 0)
+        XCTAssertGreaterThan(two.readAhead, 5, "the second reader's items were taken")
+        XCTAssertEqual(two.digest, one.digest)
+
+        let bad = "{\"device\": \(device), \"samples\": [\n" + (0..<60).map { item($0, bad: $0 == 50) }.joined(separator: ",\n") + "]}\n"
+        var messages: [String] = []
+        for (name, bytes) in [("bad-one", nil), ("bad-two", 8_192)] as [(String, Int?)] {
+            XCTAssertThrowsError(try importFile(bad, name, windowBytes: bytes)) { messages.append("\($0)") }
+        }
+        // The item's line: where its first element is.
+        let line = bad.components(separatedBy: "\n").firstIndex { $0.contains("\"identifier\": 50}") }.map { $0 + 1 } ?? -1
+        XCTAssertEqual(messages.count, 2)
+        XCTAssertEqual(messages.first.map { $0.replacingOccurrences(of: "bad-one", with: "bad-two") }, messages.last)
+        XCTAssertTrue(messages.first?.contains("q.json:\(line) at") == true && messages.first?.contains("$.samples[50].sample[9].startDate") == true,
+                      messages.first ?? "")
+    }
+
     func testMyDataHelpsTreeImportsGzipAndPlainJSON() throws {
         let dir = try recordedTempDir(self)
         let root = try mdhTree(dir)

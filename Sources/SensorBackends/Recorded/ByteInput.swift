@@ -121,6 +121,9 @@ final class ByteWindow {
     var start = 0
     var end = 0
     private(set) var eof = false
+    /// Called before the window's bytes move or are read into (`fill`, `refill`): a reader
+    /// of them on another thread stops there.
+    var willMove: (() -> Void)?
 
     init(_ source: ByteSource, capacity: Int = 1 << 20) {
         self.source = source
@@ -131,11 +134,37 @@ final class ByteWindow {
 
     deinit { base.deallocate() }
 
+    /// Reads until at least `n` bytes are unread or the input ends, moving the unread bytes
+    /// to the front and growing the window as needed.
+    func fill(atLeast n: Int) throws {
+        guard end - start < n, !eof else { return }
+        willMove?()
+        if start > 0 {
+            if end > start { memmove(base, base + start, end - start) }
+            end -= start
+            start = 0
+        }
+        if capacity < n {
+            let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: n + 1)
+            nb.update(from: base, count: end)
+            base.deallocate()
+            base = nb
+            capacity = n
+        }
+        while end < n {
+            let k = try source.read(into: base + end, count: capacity - end)
+            if k == 0 { eof = true; break }
+            end += k
+        }
+        base[end] = 0
+    }
+
     /// Moves the unread bytes to the front and reads more; false at the end of input.
     /// Grows the window when it is full of one unfinished item.
     @discardableResult
     func refill() throws -> Bool {
         if eof { return false }
+        willMove?()
         if start > 0 {
             let n = end - start
             if n > 0 { memmove(base, base + start, n) }

@@ -39,6 +39,14 @@ final class JSONReader {
     /// Counts `n` line breaks consumed by a reader of the window's bytes (`MDHFastItems`).
     func skippedLines(_ n: Int) { line += n }
 
+    /// Items of the innermost array being walked consumed by its body besides the one it was
+    /// called for (the array's later indices count them).
+    private var extraItems = 0
+
+    /// Called from an `array` body that consumed `n` more items after its own (and left the
+    /// position after the last of them).
+    func skippedItems(_ n: Int) { extraItems += n }
+
     // MARK: Bytes
 
     @inline(__always) private func peekRaw() throws -> UInt8? {
@@ -104,7 +112,8 @@ final class JSONReader {
             pathParts.append(.index(i))
             try body(i)
             pathParts.removeLast()
-            i += 1
+            i += 1 + extraItems
+            extraItems = 0
             let c = try peek()
             if c == UInt8(ascii: ",") { advance(); continue }
             if c == UInt8(ascii: "]") { advance(); return }

@@ -125,6 +125,47 @@ final class MDHFastItems {
         }
     }
 
+    /// What `readRun` read: `items` plain items (their row counts, in order), ending at
+    /// `end` (just after the last one), with `lines` line breaks before `end`.
+    struct Run {
+        var items: [Int] = []
+        var end = 0
+        var lines = 0
+    }
+
+    /// Reads plain items `p[from...]`, `p[from]` the start of one, separated by ',' (and
+    /// blanks), appending their rows to `buffer`, until one is not plain or not whole before
+    /// `end` (`p[end]` is 0), or the array ends. Touches only these bytes, never the reader:
+    /// another thread's part of the window (`MDHPipeline`'s second reader).
+    func readRun(_ p: UnsafeMutablePointer<UInt8>, from: Int, end: Int, into buffer: StreamBuffer) -> Run {
+        var run = Run(end: from)
+        var i = from
+        var lines = 0
+        while true {
+            switch parse(p, i, end) {
+            case .item(let itemEnd, let itemLines, let n, let w):
+                append(rows: n, writeTime: w, to: buffer)
+                run.items.append(n)
+                run.lines += lines + itemLines
+                run.end = itemEnd
+                // The separator: blanks, ',', blanks.
+                i = itemEnd
+                lines = 0
+                var comma = false
+                while true {
+                    let c = p[i]
+                    if c == 0x20 || c == 0x09 || c == 0x0D { i += 1 } else if c == 0x0A { lines += 1; i += 1 }
+                    else if c == UInt8(ascii: ","), !comma { comma = true; i += 1 } else { break }
+                }
+                guard comma else { return run }
+            case .full:
+                grow()
+            case .notPlain, .cutShort:
+                return run
+            }
+        }
+    }
+
     private enum Outcome {
         case item(end: Int, lines: Int, rows: Int, writeTime: Double)
         case notPlain

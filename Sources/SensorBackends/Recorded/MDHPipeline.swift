@@ -17,14 +17,19 @@ enum MDHPipeline {
         var missing: [String: Int] = [:]
         /// Bytes of the file read (for the progress bar).
         var bytesRead: Int64 = 0
+        /// Items the second reader read and the first took (see `FileParser.Speculation`).
+        var itemsReadAhead = 0
     }
 
     /// Imports the file of `job` into `session`. Throws the parser's `ImportError` (file,
     /// line, JSON path, what was expected) or the store's error; either way the reader thread
-    /// has stopped when it returns.
-    static func run(_ job: MDHFormat.FileJob, session: ImportSession, progress: ImportProgress?) throws -> Notes {
+    /// has stopped when it returns. `speculationBytes`: the window two readers share (tests
+    /// make it small).
+    static func run(_ job: MDHFormat.FileJob, session: ImportSession, progress: ImportProgress?,
+                    speculationBytes: Int = FileParser.speculationBytes) throws -> Notes {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
-        let parser = MHCBatchedPipeline.Box(FileParser(job: job, source: try openByteSource(job.path), queue: queue))
+        let parser = MHCBatchedPipeline.Box(FileParser(job: job, source: try openByteSource(job.path), queue: queue,
+                                                       speculationBytes: speculationBytes))
         let thread = Thread {
             do {
                 try parser.value.run()
@@ -71,20 +76,34 @@ enum MDHPipeline {
         private var missing: [String: Int] = [:]
         private var warnings: [String] = []
         private var bytesRead: Int64 = 0
-        var notes: Notes { Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead) }
+        private var itemsReadAhead = 0
+        var notes: Notes {
+            Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead, itemsReadAhead: itemsReadAhead)
+        }
         /// The device of the export object being read (nil until its `device` key).
         private var device: SRDevice?
         /// The rows not sent yet, and the device they belong to (fixed by the first row).
         private var rows: StreamBuffer?
         private var rowsDevice: SRDevice?
+        /// The second reader of plain items (see `Speculation`), and its current run.
+        private let helper: MDHFastItems?
+        private var speculation: Speculation?
+        /// Items to read before the next speculation (after one that failed).
+        private var cooldown = 0
+        private let speculationBytes: Int
 
-        init(job: MDHFormat.FileJob, source: ByteSource, queue: MHCBatchedPipeline.Queue) {
+        init(job: MDHFormat.FileJob, source: ByteSource, queue: MHCBatchedPipeline.Queue, speculationBytes: Int) {
             self.job = job
+            self.speculationBytes = speculationBytes
             reader = JSONReader(file: job.path, source: source)
             self.queue = queue
             mapper = SampleMapper(sensor: job.sensor)
             fast = MDHFastItems(sensor: job.sensor)
+            helper = MDHFastItems(sensor: job.sensor)
+            reader.window.willMove = { [unowned self] in dropSpeculation(failed: true) }
         }
+
+        deinit { dropSpeculation() }
 
         func run() throws {
             guard let first = try reader.peek() else { throw reader.error("empty file: expected a JSON object with device and samples") }
@@ -109,6 +128,8 @@ enum MDHPipeline {
                 case "device":
                     device = try MDHFormat.deviceFrom(try reader.value(), job: job, reader: reader)
                 case "samples":
+                    // The second reader stops before the window can move.
+                    defer { dropSpeculation() }
                     try reader.array { _ in try readItem(&early) }
                 default:
                     _ = try reader.value()
@@ -131,6 +152,14 @@ enum MDHPipeline {
         /// other as a `FieldValue` through the mapper (kept in `early` while no device is known).
         func readItem(_ early: inout [(FieldValue, String, Int)]) throws {
             _ = try reader.peek()
+            if let spec = speculation {
+                if reader.window.start == spec.start {
+                    if try adopt(spec) { return }
+                } else if reader.window.start > spec.start {
+                    // Past the second reader's start without landing on it: not an item start.
+                    dropSpeculation(failed: true)
+                }
+            }
             if device != nil, let fast, try fast.read(reader, into: sink()) {
                 // Read straight from the bytes.
             } else {
@@ -144,6 +173,110 @@ enum MDHPipeline {
                                    missing: &missing)
             }
             if let b = rows, b.count >= b.capacity { try send(final: false) }
+            if cooldown > 0 { cooldown -= 1 } else if speculation == nil, device != nil, fast != nil { try speculate() }
+        }
+
+        // MARK: Two readers
+
+        /// A second reader of plain items on another thread (`MDHFastItems.readRun`), from a
+        /// place in the window that looks like an item start (`]}`, ',', `{`) about halfway to
+        /// its end, while this thread reads the items before it. When this thread lands
+        /// exactly there, the second reader's items are the ones it would have read (parsing
+        /// from an item start depends on nothing else), and are taken instead; otherwise they
+        /// are dropped. Either way the rows, their order, the pieces and every error are those
+        /// of one reader. While it runs, nothing moves the window: reading past its end first
+        /// stops it (`ByteWindow.willMove`).
+        final class Speculation: @unchecked Sendable {
+            let start: Int
+            let buffer: StreamBuffer
+            private(set) var run = MDHFastItems.Run()
+            private let done = DispatchSemaphore(value: 0)
+            private var joined = false
+
+            /// Starts reading `base[start..<end]` with `reader` into `buffer` on another thread.
+            init(reader: MDHFastItems, base: UnsafeMutablePointer<UInt8>, start: Int, end: Int, buffer: StreamBuffer) {
+                self.start = start
+                self.buffer = buffer
+                let job = Job(reader: reader, base: base)
+                DispatchQueue.global().async { [self] in
+                    run = job.reader.readRun(job.base, from: start, end: end, into: self.buffer)
+                    done.signal()
+                }
+            }
+
+            private struct Job: @unchecked Sendable {
+                let reader: MDHFastItems
+                let base: UnsafeMutablePointer<UInt8>
+            }
+
+            /// Waits for the other thread (once).
+            func join() {
+                if !joined { done.wait(); joined = true }
+            }
+        }
+
+        /// Window bytes the two readers share.
+        static let speculationBytes = 8 << 20
+
+        /// Starts a second reader in the second half of the window, when the file holds
+        /// enough of it and an item start is found there.
+        func speculate() throws {
+            guard let helper else { return }
+            let window = reader.window
+            try window.fill(atLeast: speculationBytes)
+            let from = window.start, end = window.end
+            guard end - from >= speculationBytes / 4 else { return }
+            let p = window.base
+            @inline(__always) func blanks(_ j: inout Int) {
+                while p[j] == 0x20 || p[j] == 0x0A || p[j] == 0x0D || p[j] == 0x09 { j += 1 }
+            }
+            var k = from + (end - from) / 2
+            while k < end, let hit = memchr(p + k, Int32(UInt8(ascii: "]")), end - k) {
+                var j = p.distance(to: hit.assumingMemoryBound(to: UInt8.self)) + 1
+                guard p[j] == UInt8(ascii: "}") else { k = j; continue }
+                j += 1
+                blanks(&j)
+                if p[j] == UInt8(ascii: ",") {
+                    j += 1
+                    blanks(&j)
+                    if p[j] == UInt8(ascii: "{") {
+                        speculation = Speculation(reader: helper, base: p, start: j, end: end,
+                                                  buffer: StreamBuffer(streamID: 0, sensor: job.sensor))
+                        return
+                    }
+                }
+                k = j
+            }
+        }
+
+        /// At the second reader's start: takes its items (rows, lines, item count) and leaves the
+        /// reader after the last of them. False when it read none.
+        func adopt(_ spec: Speculation) throws -> Bool {
+            spec.join()
+            speculation = nil
+            let run = spec.run
+            guard !run.items.isEmpty else { cooldown = 8; return false }
+            let all = spec.buffer.take()
+            let b = sink()
+            var from = 0
+            for n in run.items {
+                try b.append(all.slice(from..<from + n))
+                from += n
+                if b.count >= b.capacity { try send(final: false) }
+            }
+            reader.window.start = run.end
+            reader.skippedLines(run.lines)
+            reader.skippedItems(run.items.count - 1)
+            itemsReadAhead += run.items.count
+            return true
+        }
+
+        /// Stops the second reader (its items are not taken).
+        func dropSpeculation(failed: Bool = false) {
+            guard let spec = speculation else { return }
+            spec.join()
+            speculation = nil
+            if failed { cooldown = 8 }
         }
 
         /// The buffer rows go to; the first call names their device (after the folder when
