@@ -433,6 +433,42 @@ final class RecordedImportTests: XCTestCase {
                       messages.first ?? "")
     }
 
+    /// A stream buffer hands out its rows but the last write batch (which may go on), presence
+    /// flags included; unsorted rows or `keepingLastRun` false hand out everything.
+    func testStreamBufferKeepsTheLastWriteBatch() throws {
+        let b = StreamBuffer(streamID: 1, sensor: .heartRate)
+        let names = b.columns.map(\.name)
+        func batch(_ writes: [Double], missingAt: Int) -> SampleBatch {
+            let columns = Sensor.heartRate.info.columnFields.map { f -> Column in
+                let c = ColumnBuilder(name: f.name, kind: f.type.columnKind)
+                for r in writes.indices {
+                    if r == missingAt { c.appendMissing(); continue }
+                    switch f.type.columnKind {
+                    case .double: c.appendDouble(60 + Double(r))
+                    case .int: c.appendInt(Int64(r % 3))
+                    default: c.appendMissing()
+                    }
+                }
+                return c.take()
+            }
+            return SampleBatch(sensor: .heartRate, writeTimes: writes, times: writes.indices.map { Self.t0 + Double($0) }, columns: columns)
+        }
+        let rows = batch([10, 10, 20, 30, 30, 30], missingAt: 4)
+        try b.append(rows)
+        let (head, sorted) = b.take(keepingLastRun: true)
+        XCTAssertTrue(sorted)
+        assertSameRows(head, rows.slice(0..<3), "the rows before the last write batch")
+        XCTAssertEqual(b.count, 3)
+        assertSameRows(b.take(), rows.slice(3..<6), "the last write batch, its missing value kept")
+        XCTAssertEqual(b.columns.map(\.name), names)
+
+        try b.append(batch([30, 20, 20], missingAt: -1))
+        let (all, unsorted) = b.take(keepingLastRun: true)
+        XCTAssertFalse(unsorted)
+        XCTAssertEqual(all.count, 3, "rows out of order are all handed out (they are sorted when stored)")
+        XCTAssertEqual(b.count, 0)
+    }
+
     func testMyDataHelpsTreeImportsGzipAndPlainJSON() throws {
         let dir = try recordedTempDir(self)
         let root = try mdhTree(dir)

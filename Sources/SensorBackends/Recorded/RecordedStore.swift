@@ -627,16 +627,18 @@ final class StreamBuffer {
     /// the buffer is empty afterwards.
     func take(keepingLastRun: Bool) -> (batch: SampleBatch, sorted: Bool) {
         let wasSorted = sorted
-        var batch = take()
         sorted = true
-        if keepingLastRun, wasSorted, batch.count > 1 {
-            let runs = batch.writeTimes
-            let cut = runs.rows(ofRun: runs.runCount - 1).lowerBound
-            if cut > 0 {
-                putBack(batch.slice(cut..<batch.count))
-                batch = batch.slice(0..<cut)
-            }
-        }
+        guard keepingLastRun, wasSorted, count > 1 else { return (take(), wasSorted) }
+        let cut = writeTimes.rows(ofRun: writeTimes.runCount - 1).lowerBound
+        guard cut > 0 else { return (take(), wasSorted) }
+        // The last run's rows move out (copied); the others are taken as they are.
+        let n = count - cut
+        let tail = SampleBatch(sensor: sensor, writeTimes: writeTimes.slice(cut..<count), times: Array(times[cut...]),
+                               columns: columns.map { $0.removeLast(n) })
+        writeTimes = writeTimes.slice(0..<cut)
+        times.removeLast(n)
+        let batch = take()
+        putBack(tail)
         return (batch, wasSorted)
     }
 
@@ -756,6 +758,25 @@ final class ColumnBuilder {
         } else if present != nil {
             present! += [Bool](repeating: true, count: c.count)
         }
+    }
+
+    /// Removes the last `n` values and returns them as a column (copying only those).
+    func removeLast(_ n: Int) -> Column {
+        let from = count - n
+        let data: ColumnData
+        switch kind {
+        case .double: data = .double(Array(d[from...])); d.removeLast(n)
+        case .int: data = .int(Array(i[from...])); i.removeLast(n)
+        case .bool: data = .bool(Array(b[from...])); b.removeLast(n)
+        case .string: data = .string(Array(s[from...])); s.removeLast(n)
+        case .value: data = .value(Array(v[from...])); v.removeLast(n)
+        }
+        var p: [Bool]? = nil
+        if present != nil {
+            p = Array(present![from...])
+            present!.removeLast(n)
+        }
+        return Column(name: name, data: data, present: p?.contains(false) == true ? p : nil)
     }
 
     func take() -> Column {
