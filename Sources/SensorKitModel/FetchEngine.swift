@@ -551,23 +551,42 @@ public struct FetchChunk: Sendable {
         return FetchChunk(batch: batch.slice(0..<end), resultStarts: resultStarts.map { Array($0.prefix(k)) }, srEpoch: srEpoch)
     }
 
+    /// Where each result of an array-shaped batch starts: a result is a run of rows with
+    /// the same write time and batch identifier (when the batch has one).
+    static func resultStarts(_ batch: SampleBatch) -> [Int] {
+        var s: [Int] = []
+        s.reserveCapacity(batch.writeTimes.runCount)
+        switch batch.column("identifier")?.data {
+        case .intRuns(let ids)? where ids.count == batch.count:
+            // Both in runs: the union of their run starts, in order.
+            var j = 0
+            batch.writeTimes.forEachRun { rows, _ in
+                s.append(rows.lowerBound)
+                while j < ids.runCount && ids.ends[j] < rows.upperBound {
+                    if ids.ends[j] > rows.lowerBound { s.append(ids.ends[j]) }
+                    j += 1
+                }
+            }
+        case .int(let ids)? where ids.count == batch.count:
+            ids.withUnsafeBufferPointer { id in
+                batch.writeTimes.forEachRun { rows, _ in
+                    s.append(rows.lowerBound)
+                    for i in rows.dropFirst() where id[i] != id[i - 1] { s.append(i) }
+                }
+            }
+        default:
+            batch.writeTimes.forEachRun { rows, _ in s.append(rows.lowerBound) }
+        }
+        return s
+    }
+
     /// Splits a source batch into results, then applies injected duplicates and jitter.
     static func make(_ batch: SampleBatch, plan: FetchPlan) -> FetchChunk {
         let n = batch.count
         var starts: [Int]? = nil
         if plan.sensor.shape == .array {
             // A result is a run of rows with the same write time and batch identifier.
-            var s: [Int] = []
-            s.reserveCapacity(batch.writeTimes.runCount)
-            let ids: [Int64] = if case .int(let v)? = batch.column("identifier")?.data { v } else { [] }
-            ids.withUnsafeBufferPointer { id in
-                let hasIDs = id.count == n
-                batch.writeTimes.forEachRun { rows, _ in
-                    s.append(rows.lowerBound)
-                    if hasIDs { for i in rows.dropFirst() where id[i] != id[i - 1] { s.append(i) } }
-                }
-            }
-            starts = s
+            starts = FetchChunk.resultStarts(batch)
         }
         guard plan.duplicateRate > 0 || plan.jitter > 0 else {
             return FetchChunk(batch: batch, resultStarts: starts, srEpoch: plan.srEpoch)

@@ -125,6 +125,17 @@ public struct RunArray<Element: RunElement>: RandomAccessCollection, Sendable, E
         }
     }
 
+    /// `transform` of every element, one per row; `transform` is called once per run
+    /// (it must be a function of its argument alone).
+    public func map<T>(_ transform: (Element) throws -> T) rethrows -> [T] {
+        var out: [T] = []
+        out.reserveCapacity(count)
+        for r in 0..<ends.count {
+            out.append(contentsOf: repeatElement(try transform(values[r]), count: ends[r] - (r == 0 ? 0 : ends[r - 1])))
+        }
+        return out
+    }
+
     // MARK: Building
 
     /// Appends `value` once.

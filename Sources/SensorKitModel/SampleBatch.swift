@@ -62,6 +62,10 @@ public struct Column: Sendable, Equatable {
 public enum ColumnData: Sendable, Equatable {
     case double([Double])
     case int([Int64])
+    /// Integers stored once per run of equal neighbours: a value SensorKit gives once per
+    /// result (the accelerometer's batch `identifier`, shared by a batch's 3,000 rows).
+    /// The same column as `.int` of its elements: `==` and `ints` do not tell them apart.
+    case intRuns(RunArray<Int64>)
     case bool([Bool])
     case string([String])
     /// Nested values (usage reports by category, keyboard distributions, PPG optical samples…).
@@ -71,9 +75,59 @@ public enum ColumnData: Sendable, Equatable {
         switch self {
         case .double(let v): v.count
         case .int(let v): v.count
+        case .intRuns(let v): v.count
         case .bool(let v): v.count
         case .string(let v): v.count
         case .value(let v): v.count
+        }
+    }
+
+    /// The kind of values the column holds (`.intRuns` holds `.int`).
+    public var kind: ColumnKind {
+        switch self {
+        case .double: .double
+        case .int, .intRuns: .int
+        case .bool: .bool
+        case .string: .string
+        case .value: .value
+        }
+    }
+
+    /// The integers of an `.int` or `.intRuns` column, one per row; nil for other kinds.
+    public var ints: [Int64]? {
+        switch self {
+        case .int(let v): v
+        case .intRuns(let v): v.array
+        default: nil
+        }
+    }
+
+    /// Row `i` of an `.int` or `.intRuns` column; nil for other kinds.
+    public func integer(at i: Int) -> Int64? {
+        switch self {
+        case .int(let v): v[i]
+        case .intRuns(let v): v[i]
+        default: nil
+        }
+    }
+
+    /// The column with runs spelled out (`.intRuns` as `.int`); others as they are.
+    public var dense: ColumnData {
+        if case .intRuns(let v) = self { return .int(v.array) }
+        return self
+    }
+
+    /// Equal elements, whichever form holds the integers.
+    public static func == (a: ColumnData, b: ColumnData) -> Bool {
+        switch (a, b) {
+        case let (.double(x), .double(y)): x == y
+        case let (.int(x), .int(y)): x == y
+        case let (.intRuns(x), .intRuns(y)): x == y
+        case let (.int(x), .intRuns(y)), let (.intRuns(y), .int(x)): x.count == y.count && x.elementsEqual(y)
+        case let (.bool(x), .bool(y)): x == y
+        case let (.string(x), .string(y)): x == y
+        case let (.value(x), .value(y)): x == y
+        default: false
         }
     }
 }

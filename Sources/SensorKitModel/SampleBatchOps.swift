@@ -7,6 +7,7 @@ extension ColumnData {
         switch self {
         case .double(let v): .double(Array(v[rows]))
         case .int(let v): .int(Array(v[rows]))
+        case .intRuns(let v): .intRuns(v.slice(rows))
         case .bool(let v): .bool(Array(v[rows]))
         case .string(let v): .string(Array(v[rows]))
         case .value(let v): .value(Array(v[rows]))
@@ -18,6 +19,7 @@ extension ColumnData {
         switch self {
         case .double(let v): .double(indices.map { v[$0] })
         case .int(let v): .int(indices.map { v[$0] })
+        case .intRuns(let v): .intRuns(v.gather(indices))
         case .bool(let v): .bool(indices.map { v[$0] })
         case .string(let v): .string(indices.map { v[$0] })
         case .value(let v): .value(indices.map { v[$0] })
@@ -29,6 +31,9 @@ extension ColumnData {
         switch (self, other) {
         case let (.double(a), .double(b)): .double(a + b)
         case let (.int(a), .int(b)): .int(a + b)
+        case let (.intRuns(a), .intRuns(b)): .intRuns({ var j = a; j += b; return j }())
+        case let (.int(a), .intRuns(b)): .int(a + b.array)
+        case let (.intRuns(a), .int(b)): .int(a.array + b)
         case let (.bool(a), .bool(b)): .bool(a + b)
         case let (.string(a), .string(b)): .string(a + b)
         case let (.value(a), .value(b)): .value(a + b)

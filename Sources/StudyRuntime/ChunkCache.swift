@@ -90,6 +90,7 @@ final class ChunkCache: @unchecked Sendable {
         for c in b.columns {
             switch c.data {
             case .double, .int: n += 8 * b.count
+            case .intRuns(let v): n += 16 * v.runCount
             case .bool: n += b.count
             case .string: n += 32 * b.count
             case .value: n += 64 * b.count

@@ -240,6 +240,7 @@ extension Bindings {
             switch column.data {
             case .double(let v): entries[column.name] = .number(v[i])
             case .int(let v): entries[column.name] = .integer(v[i])
+            case .intRuns(let v): entries[column.name] = .integer(v[i])
             case .bool(let v): entries[column.name] = .boolean(v[i])
             case .string(let v): entries[column.name] = .string(v[i])
             case .value(let v): entries[column.name] = fieldValue(v[i])

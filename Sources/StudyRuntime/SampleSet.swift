@@ -139,6 +139,7 @@ public final class SampleSet: @unchecked Sendable {
             switch picked {
             case .double(let v): kind = .double; doubles.append(contentsOf: v)
             case .int(let v): kind = .int; ints.append(contentsOf: v)
+            case .intRuns(let v): kind = .int; ints.append(contentsOf: v)
             case .bool(let v): kind = .bool; bools.append(contentsOf: v)
             case .string(let v): kind = .string; strings.append(contentsOf: v)
             case .value(let v): kind = .value; values.append(contentsOf: v)
@@ -336,6 +337,7 @@ enum FieldReader {
             switch column.data {
             case .double(let v): values = v
             case .int(let v): values = v.map { Double($0) }
+            case .intRuns(let v): values = v.map { Double($0) }
             case .bool(let v): values = v.map { $0 ? 1 : 0 }
             case .string, .value: throw FieldError("field '\(field)' of \(batch.sensor.rawValue) is not numeric")
             }
@@ -399,6 +401,7 @@ enum FieldReader {
             switch column.data {
             case .double(let v): return v[i]
             case .int(let v): return Double(v[i])
+            case .intRuns(let v): return Double(v[i])
             default: return nil
             }
         }
@@ -714,6 +717,7 @@ struct DistinctRows {
             switch (ca.data, cb.data) {
             case let (.double(x), .double(y)): if x[i].bitPattern != y[j].bitPattern { return false }
             case let (.int(x), .int(y)): if x[i] != y[j] { return false }
+            case (.int, .intRuns), (.intRuns, .int), (.intRuns, .intRuns): if ca.data.integer(at: i) != cb.data.integer(at: j) { return false }
             case let (.bool(x), .bool(y)): if x[i] != y[j] { return false }
             case let (.string(x), .string(y)): if x[i] != y[j] { return false }
             case let (.value(x), .value(y)): if x[i] != y[j] { return false }

@@ -65,6 +65,7 @@ extension Bindings {
             switch try s.column(field) {
             case .double(let v): call.push(.array(v.map { .number($0) }))
             case .int(let v): call.push(.array(v.map { .integer($0) }))
+            case .intRuns(let v): call.push(.array(v.map { .integer($0) }))
             case .bool(let v): call.push(.array(v.map { .boolean($0) }))
             case .string(let v): call.push(.array(v.map { .string($0) }))
             case .value(let v): call.push(.array(v.map(Bindings.fieldValue)))

@@ -38,6 +38,7 @@ enum SampleSetDisplay {
                 let value: String = switch column.data {
                 case .double(let v): ReportBook.format(.double(v[i]))
                 case .int(let v): String(v[i])
+                case .intRuns(let v): String(v[i])
                 case .bool(let v): v[i] ? "true" : "false"
                 case .string(let v): "\"" + v[i] + "\""
                 case .value: "{…}"

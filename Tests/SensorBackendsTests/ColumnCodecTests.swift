@@ -9,7 +9,7 @@ import SensorKitModel
 final class ColumnCodecTests: XCTestCase {
     func roundTrip(_ c: ColumnData, times: [Double]? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
         let bytes = ColumnCodec.encode(c, times: times)
-        let back = try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.storeKind, count: c.count, times: times) }
+        let back = try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) }
         switch (c, back) {
         case let (.double(a), .double(b)): XCTAssertEqual(a.map(\.bitPattern), b.map(\.bitPattern), file: file, line: line)
         default: XCTAssertEqual(c, back, file: file, line: line)
@@ -74,6 +74,24 @@ final class ColumnCodecTests: XCTestCase {
             XCTAssertThrowsError(try (writer.bytes + [0]).withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }, name)
         }
         XCTAssertEqual(tags, [0, 1, 2, 3, 4, 5], "every double encoding a write-time column can take is covered")
+    }
+
+    /// A batch identifier (one value per 3,000 rows) comes back from the store in runs;
+    /// integers that change often come back one a row; both equal to what was stored.
+    func testBatchIdentifiersDecodeIntoRuns() throws {
+        let ids = (0..<65_536).map { Int64(29_540_699 + $0 / 3_000) }
+        let back = try ColumnCodec.encode(.int(ids)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: ids.count) }
+        guard case .intRuns(let runs) = back else { return XCTFail("identifier decoded as \(back.kind), not in runs") }
+        XCTAssertEqual(runs.runCount, 22)
+        XCTAssertEqual(runs.array, ids)
+        let constant = [Int64](repeating: -4, count: 500)
+        let c = try ColumnCodec.encode(.int(constant)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: 500) }
+        XCTAssertEqual(c, .int(constant))
+        if case .intRuns(let r) = c { XCTAssertEqual(r.runCount, 1) } else { XCTFail("a constant column is one run") }
+        let steps = (0..<5_000).map { Int64($0 * 3) }  // an arithmetic progression: runs form, one value a row
+        let s = try ColumnCodec.encode(.int(steps)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: steps.count) }
+        guard case .int(let dense) = s else { return XCTFail("a progression is not held in runs") }
+        XCTAssertEqual(dense, steps)
     }
 
     func testUptimeIsStoredAsOffsetsFromTheSampleTimes() throws {
@@ -156,11 +174,11 @@ final class ColumnCodecTests: XCTestCase {
             let bytes = try roundTrip(c, times: times)
             for cut in 0..<bytes.count {
                 let prefix = Array(bytes[..<cut])
-                XCTAssertThrowsError(try prefix.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.storeKind, count: c.count, times: times) },
+                XCTAssertThrowsError(try prefix.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) },
                                      "tag \(bytes[0]) cut at \(cut)")
             }
             let longer = bytes + [0]
-            XCTAssertThrowsError(try longer.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.storeKind, count: c.count, times: times) },
+            XCTAssertThrowsError(try longer.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) },
                                  "tag \(bytes[0]) with a byte too many")
         }
         // Runs that claim more values than the column holds.
@@ -182,6 +200,24 @@ final class ColumnCodecTests: XCTestCase {
         let id = try store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM chunk")! }
         XCTAssertThrowsError(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) }) { e in
             XCTAssertTrue("\(e)".contains("encoding 9; this Sensorium reads encodings 1–2"), "\(e)")
+        }
+        try store.close()
+    }
+
+    /// A column stored in another kind than its sensor's schema holds is corruption, named
+    /// (chunks of one stream could otherwise not be joined).
+    func testColumnOfTheWrongKindIsRefused() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try StoreBenchmark.storeAccelerometer(from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3_600, into: store, timeZone: "Europe/Berlin")
+        let id = try store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM chunk")! }
+        XCTAssertNoThrow(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) })
+        try store.pool.write { db in try db.execute(sql: "UPDATE chunkColumn SET kind = 'double' WHERE name = 'identifier' AND chunk = ?", arguments: [id]) }
+        XCTAssertThrowsError(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) }) { e in
+            XCTAssertTrue("\(e)".contains("column identifier: stored as double, but accelerometer.identifier holds int values"), "\(e)")
         }
         try store.close()
     }

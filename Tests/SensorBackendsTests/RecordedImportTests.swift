@@ -799,15 +799,7 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(b.map(\.bitPattern), v.map(\.bitPattern))
     }
 
-    func kind(_ c: ColumnData) -> ColumnKind {
-        switch c {
-        case .double: .double
-        case .int: .int
-        case .bool: .bool
-        case .string: .string
-        case .value: .value
-        }
-    }
+    func kind(_ c: ColumnData) -> ColumnKind { c.kind }
 }
 
 struct SplitMix {

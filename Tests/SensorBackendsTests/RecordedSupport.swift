@@ -29,7 +29,7 @@ func recDoubles(_ b: SampleBatch, _ name: String, file: StaticString = #filePath
 }
 
 func recInts(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Int64] {
-    guard let c = b.column(name), case .int(let v) = c.data else {
+    guard let c = b.column(name), let v = c.data.ints else {
         XCTFail("no int column \(name)", file: file, line: line); return []
     }
     return v
@@ -81,7 +81,7 @@ func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: St
         }
         fail("presence of \(ca.name)", firstDifference { pa[$0] == pb[$0] }) { "\(pa[$0]) vs \(pb[$0])" }
         let part = "column \(ca.name)"
-        switch (ca.data, cb.data) {
+        switch (ca.data.dense, cb.data.dense) {
         case let (.double(x), .double(y)):
             fail(part, firstDifference { !pa[$0] || x[$0].bitPattern == y[$0].bitPattern }) { "\(x[$0]) vs \(y[$0])" }
         case let (.int(x), .int(y)):
@@ -93,7 +93,7 @@ func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: St
         case let (.value(x), .value(y)):
             fail(part, firstDifference { !pa[$0] || x[$0] == y[$0] }) { "\(x[$0]) vs \(y[$0])" }
         default:
-            XCTFail("\(what): column \(ca.name) has kinds \(ca.data) vs \(cb.data)", file: file, line: line)
+            XCTFail("\(what): column \(ca.name) has kinds \(ca.data.kind) vs \(cb.data.kind)", file: file, line: line)
         }
     }
 }

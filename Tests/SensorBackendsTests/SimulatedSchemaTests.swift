@@ -14,13 +14,7 @@ final class SchemaTests: XCTestCase {
             guard let b = simFirstNonEmpty(s, sensor) else { XCTFail("\(sensor): no rows"); continue }
             XCTAssertEqual(b.columns.map(\.name), info.columnFields.map(\.name), "\(sensor) column names")
             for (c, f) in zip(b.columns, info.columnFields) {
-                let kind: ColumnKind = switch c.data {
-                case .double: .double
-                case .int: .int
-                case .bool: .bool
-                case .string: .string
-                case .value: .value
-                }
+                let kind = c.data.kind
                 XCTAssertEqual(kind, f.type.columnKind, "\(sensor).\(c.name) storage")
                 if !f.isOptional { XCTAssertNil(c.present, "\(sensor).\(c.name) has missing values") }
                 // Structured values have the catalogue's form: sub-field names, types, optionality.

@@ -42,14 +42,14 @@ func simConcat(_ batches: [SampleBatch]) -> SampleBatch {
     for (i, c0) in first.columns.enumerated() {
         precondition(batches.allSatisfy { $0.columns[i].name == c0.name })
         var data: ColumnData
-        switch c0.data {
+        switch c0.data.kind {
         case .double:
             var a: [Double] = []
             for b in batches { if case .double(let x) = b.columns[i].data { a.append(contentsOf: x) } }
             data = .double(a)
         case .int:
             var a: [Int64] = []
-            for b in batches { if case .int(let x) = b.columns[i].data { a.append(contentsOf: x) } }
+            for b in batches { if let x = b.columns[i].data.ints { a.append(contentsOf: x) } }
             data = .int(a)
         case .bool:
             var a: [Bool] = []
@@ -84,7 +84,7 @@ func simDoubles(_ b: SampleBatch, _ name: String, file: StaticString = #filePath
 }
 
 func simInts(_ b: SampleBatch, _ name: String, file: StaticString = #filePath, line: UInt = #line) -> [Int64] {
-    guard let c = b.column(name), case .int(let v) = c.data else {
+    guard let c = b.column(name), let v = c.data.ints else {
         XCTFail("no int column \(name)", file: file, line: line); return []
     }
     return v

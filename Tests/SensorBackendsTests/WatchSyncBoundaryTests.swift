@@ -94,7 +94,7 @@ final class WatchSyncBoundaryTests: XCTestCase {
         let got = m.fetch(req, sensor: .accelerometer, source: source).plan!.collect()
         XCTAssertGreaterThan(got.count, 0)
         // A watch batch is written by the watch at its end (the last element + 1/50 s).
-        guard case .int(let ids)? = got.column("identifier")?.data else { return XCTFail("no identifier column") }
+        guard let ids = got.column("identifier")?.data.ints else { return XCTFail("no identifier column") }
         var lastOfBatch: [Int64: Double] = [:]
         for (i, id) in ids.enumerated() { lastOfBatch[id] = max(lastOfBatch[id] ?? -.infinity, got.times[i]) }
         for (id, last) in lastOfBatch {

@@ -93,6 +93,38 @@ final class RunArrayTests: XCTestCase {
         XCTAssertEqual(WriteTimes().gather([]).count, 0)
     }
 
+    /// Results (the rows written together) start where the write time or the batch
+    /// identifier changes, whether the identifier is held in runs or one value a row.
+    func testResultsStartWhereWriteTimeOrIdentifierChanges() {
+        let writes: [Double] = [5, 5, 5, 5, 6, 6, 6, 7, 7, 8]
+        let ids: [Int64] = [1, 1, 2, 2, 2, 3, 3, 3, 4, 4]
+        let expected = [0, 2, 4, 5, 7, 8, 9]
+        for data in [ColumnData.int(ids), .intRuns(RunArray(ids))] {
+            let b = SampleBatch(sensor: .accelerometer, writeTimes: writes, times: writes.indices.map { Double($0) },
+                                columns: [Column(name: "identifier", data: data)])
+            XCTAssertEqual(FetchChunk.resultStarts(b), expected, "\(data)")
+        }
+        let noIDs = SampleBatch(sensor: .accelerometer, writeTimes: writes, times: writes.indices.map { Double($0) })
+        XCTAssertEqual(FetchChunk.resultStarts(noIDs), [0, 4, 7, 9])
+    }
+
+    func testIntegerRunsReadAsTheIntegersTheyHold() {
+        let ids: [Int64] = [7, 7, 7, 9, 9, 7]
+        let runs = ColumnData.intRuns(RunArray(ids))
+        XCTAssertEqual(runs, .int(ids), "== compares elements, not the form")
+        XCTAssertNotEqual(runs, .int([7, 7, 7, 9, 9, 9]))
+        XCTAssertEqual(runs.ints, ids)
+        XCTAssertEqual(runs.dense, .int(ids))
+        XCTAssertEqual(runs.kind, .int)
+        XCTAssertEqual(runs.count, 6)
+        XCTAssertEqual(ids.indices.map { runs.integer(at: $0) }, ids)
+        XCTAssertEqual(runs.slice(2..<5), .int([7, 9, 9]))
+        XCTAssertEqual(runs.gather([5, 0, 3]), .int([7, 7, 9]))
+        XCTAssertEqual(runs.appending(.int([1])), .int(ids + [1]))
+        XCTAssertEqual(runs.appending(runs), .int(ids + ids))
+        if case .intRuns(let joined)? = runs.appending(runs) { XCTAssertEqual(joined.runCount, 5) } else { XCTFail("runs joined stay runs") }
+    }
+
     func testBatchOperationsKeepWriteTimesInRuns() {
         let plain = sample(5, rows: 2_000)
         let batch = SampleBatch(sensor: .accelerometer, writeTimes: plain, times: plain.indices.map { Double($0) },

@@ -38,6 +38,7 @@ enum ColumnCodec {
         switch data {
         case .double(let v): encodeDoubles(v, times: times, into: &w)
         case .int(let v): encodeInts(v, into: &w)
+        case .intRuns(let v): encodeInts(v.array, into: &w)
         case .bool(let v):
             w.bytes.reserveCapacity(v.count + 1)
             w.byte(0)
@@ -441,12 +442,15 @@ enum ColumnCodec {
                 }
                 if failed { throw StoreCorruption("blob ends early") }
             case 1:
+                if let runs = try decodeIntRuns(&r, n) { return .intRuns(runs) }
                 out = try [Int64](unsafeUninitializedCapacity: n) { buf, done in
                     try decodeRuns(&r, n) { k, v in buf[k] = v }
                     done = n
                 }
             case 2:
-                out = [Int64](repeating: Int64(bitPattern: try r.u64()), count: n)
+                let v = Int64(bitPattern: try r.u64())
+                guard r.remaining == 0 else { throw StoreCorruption("int column of \(n) rows has \(r.remaining) bytes too many") }
+                return .intRuns(RunArray(repeating: v, count: n))
             default: throw StoreCorruption("unknown int encoding \(tag)")
             }
             guard r.remaining == 0 else { throw StoreCorruption("int column of \(n) rows has \(r.remaining) bytes too many") }
@@ -581,6 +585,22 @@ enum ColumnCodec {
         default: throw StoreCorruption("unknown double encoding \(tag)")
         }
         guard r.remaining == 0 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes too many") }
+        return out
+    }
+
+    /// The runs form of `n` integers as runs of equal values, when they make at most one run
+    /// in 8 rows (a batch identifier); nil otherwise, with `r` left where it was.
+    static func decodeIntRuns(_ r: inout ByteReader, _ n: Int) throws -> RunArray<Int64>? {
+        let start = r
+        var out = RunArray<Int64>()
+        var fits = true
+        try decodeRunSpans(&r, n) { first, d, len in
+            guard fits else { return }
+            if d == 0 { out.append(first, count: len) } else { for j in 0..<len { out.append(first &+ Int64(j) &* d) } }
+            fits = out.runCount <= n / 8 + 1
+        }
+        guard fits else { r = start; return nil }
+        guard r.remaining == 0 else { throw StoreCorruption("int column of \(n) rows has \(r.remaining) bytes too many") }
         return out
     }
 

@@ -266,7 +266,7 @@ public enum NativeFormat {
             guard let c else { return 3 }
             switch c.data {
             case .double: return float32[k] ? 4 : 0
-            case .int: return 1
+            case .int, .intRuns: return 1
             default: return 2
             }
         }
@@ -278,6 +278,7 @@ public enum NativeFormat {
             switch c?.data {
             case .double(let v)?: v.withUnsafeBytes { UnsafeMutableRawPointer(bits + k * n).copyMemory(from: $0.baseAddress!, byteCount: 8 * n) }
             case .int(let v)?: v.withUnsafeBytes { UnsafeMutableRawPointer(bits + k * n).copyMemory(from: $0.baseAddress!, byteCount: 8 * n) }
+            case .intRuns(let v)?: v.forEachRun { rows, x in (bits + k * n + rows.lowerBound).initialize(repeating: UInt64(bitPattern: x), count: rows.count) }
             default: break
             }
         }
@@ -321,6 +322,7 @@ public enum NativeFormat {
             try out.appendCSV(s, alwaysQuoteEmpty: true)
         case .double(let v): try out.reserve(32); out.double(v[r])
         case .int(let v): try out.reserve(24); out.int(v[r])
+        case .intRuns(let v): try out.reserve(24); out.int(v[r])
         }
     }
 

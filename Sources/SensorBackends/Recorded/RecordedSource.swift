@@ -206,10 +206,16 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             case .int:
                 var v: [Int64] = []
                 v.reserveCapacity(n)
-                for (b, r) in pieces { if case .int(let x) = b.columns[ci].data { v += x[r] } }
+                for (b, r) in pieces {
+                    switch b.columns[ci].data {
+                    case .int(let x): v += x[r]
+                    case .intRuns(let x): v += x.slice(r)
+                    default: preconditionFailure("chunks of one stream hold a column in two kinds")
+                    }
+                }
                 data = .int(v)
             default:
-                var d = ColumnData.empty(c0.data.storeKind)
+                var d = ColumnData.empty(c0.data.kind)
                 for (b, r) in pieces { d = d.appending(b.columns[ci].data.slice(r)) ?? d }
                 data = d
             }
@@ -247,12 +253,17 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         while let r = try rows.next() {
             let name: String = r[0]
             guard let kind = ColumnKind(rawValue: r[1]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
+            // A column the sensor's schema no longer names is left unread.
+            guard let i = fields.firstIndex(where: { $0.name == name }) else { continue }
             do {
+                guard kind == fields[i].type.columnKind else {
+                    throw StoreCorruption("stored as \(kind.rawValue), but \(sensor.rawValue).\(name) holds \(fields[i].type.columnKind.rawValue) values")
+                }
                 let data = try blob(r, 3) { try ColumnCodec.decode($0, kind: kind, count: n, times: times) }
                 let present = try r.withUnsafeData(atIndex: 2) { (p: Data?) -> [Bool]? in
                     try p.map { try $0.withUnsafeBytes { try ColumnCodec.decodePresent($0, count: n, encoding: encoding) } }
                 }
-                if let i = fields.firstIndex(where: { $0.name == name }) { columns[i] = Column(name: name, data: data, present: present) }
+                columns[i] = Column(name: name, data: data, present: present)
             } catch let e as StoreCorruption {
                 throw StoreCorruption("chunk \(id) column \(name): \(e.message)")
             }
@@ -375,15 +386,3 @@ final class ChunkCache: @unchecked Sendable {
     }
 }
 
-extension ColumnData {
-    /// The kind of this column's storage.
-    var storeKind: ColumnKind {
-        switch self {
-        case .double: .double
-        case .int: .int
-        case .bool: .bool
-        case .string: .string
-        case .value: .value
-        }
-    }
-}

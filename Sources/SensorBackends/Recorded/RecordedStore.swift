@@ -548,7 +548,7 @@ public final class ImportSession {
         for (i, c) in batch.columns.enumerated() {
             let present = ColumnCodec.encodePresent(c.present).map { Data($0) }
             let enc = Data(ColumnCodec.encode(c.data, times: batch.times))
-            try insertColumn.execute(arguments: [chunkID, i, c.name, kindName(c.data), present, enc])
+            try insertColumn.execute(arguments: [chunkID, i, c.name, c.data.kind.rawValue, present, enc])
         }
         try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])
         stats.rowsStored += n
@@ -556,15 +556,6 @@ public final class ImportSession {
         stats.chunks += 1
     }
 
-    private func kindName(_ d: ColumnData) -> String {
-        switch d {
-        case .double: "double"
-        case .int: "int"
-        case .bool: "bool"
-        case .string: "string"
-        case .value: "value"
-        }
-    }
 }
 
 /// The rows of one stream waiting to become a chunk, column by column.
@@ -745,6 +736,7 @@ final class ColumnBuilder {
         switch c.data {
         case .double(let x) where kind == .double: d += x
         case .int(let x) where kind == .int: i += x
+        case .intRuns(let x) where kind == .int: i += x
         case .bool(let x) where kind == .bool: b += x
         case .string(let x) where kind == .string: s += x
         case .value(let x) where kind == .value: v += x

@@ -140,6 +140,9 @@ enum RowDedup {
                     x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in check { x[$0].bitPattern == y[$1].bitPattern } } }
                 case let (.int(x), .int(y)):
                     x.withUnsafeBufferPointer { x in y.withUnsafeBufferPointer { y in check { x[$0] == y[$1] } } }
+                case (.int, .intRuns), (.intRuns, .int), (.intRuns, .intRuns):
+                    // A stored batch identifier comes back in runs: compare the rows it stands for.
+                    a.data.ints!.withUnsafeBufferPointer { x in b.data.ints!.withUnsafeBufferPointer { y in check { x[$0] == y[$1] } } }
                 case let (.bool(x), .bool(y)): check { x[$0] == y[$1] }
                 case let (.string(x), .string(y)): check { x[$0] == y[$1] }
                 case let (.value(x), .value(y)): check { x[$0] == y[$1] }

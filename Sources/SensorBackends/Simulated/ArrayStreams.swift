@@ -70,7 +70,7 @@ func pieces(slots: [BatchSlot], perBatch: Int, rate: Double, spans: [(start: Dou
 }
 
 /// The shared columns of array streams: sample times, uptime, write times, batch ids.
-func arrayTimeColumns(_ ps: [Piece], total: Int, rate: Double) -> (times: [Double], uptime: [Double], writes: [Double], ids: [Int64]) {
+func arrayTimeColumns(_ ps: [Piece], total: Int, rate: Double) -> (times: [Double], uptime: [Double], writes: WriteTimes, ids: RunArray<Int64>) {
     // Sample n is at n / rate, correctly rounded (at 50 Hz: the double nearest a whole number of
     // hundredths, so the times print with at most two decimals); n is carried as a Double
     // (exact below 2⁵³) so the loop vectorises.
@@ -90,13 +90,13 @@ func arrayTimeColumns(_ ps: [Piece], total: Int, rate: Double) -> (times: [Doubl
         }
         n = total
     }
-    let writes = [Double](unsafeUninitializedCapacity: total) { buf, n in
-        for p in ps { (buf.baseAddress! + p.offset).initialize(repeating: p.write, count: p.count) }
-        n = total
-    }
-    let ids = [Int64](unsafeUninitializedCapacity: total) { buf, n in
-        for p in ps { (buf.baseAddress! + p.offset).initialize(repeating: p.id, count: p.count) }
-        n = total
+    // The write time and identifier once per piece (a piece is one write batch).
+    var writes = WriteTimes(), ids = RunArray<Int64>()
+    writes.reserveCapacity(runs: ps.count)
+    ids.reserveCapacity(runs: ps.count)
+    for p in ps {
+        writes.append(p.write, count: p.count)
+        ids.append(p.id, count: p.count)
     }
     return (times, uptime, writes, ids)
 }
@@ -149,6 +149,6 @@ func motionBatch(_ p: Participant, kind: DeviceKind, sensor: Sensor, ctx: WriteC
         Column(name: "x", data: .double(xs)), Column(name: "y", data: .double(ys)), Column(name: "z", data: .double(zs)),
         Column(name: "timestamp", data: .double(t.uptime)),
     ]
-    if sensor == .accelerometer { columns.append(Column(name: "identifier", data: .int(t.ids))) }
+    if sensor == .accelerometer { columns.append(Column(name: "identifier", data: .intRuns(t.ids))) }
     return SampleBatch(sensor: sensor, writeTimes: t.writes, times: t.times, columns: columns)
 }

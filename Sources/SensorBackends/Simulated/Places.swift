@@ -196,7 +196,7 @@ func pressureBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
     return SampleBatch(sensor: sensor, writeTimes: tc.writes, times: tc.times, columns: [
         Column(name: "pressure", data: .double(pressure)),
         Column(name: "temperature", data: .double(temperature)),
-        Column(name: "identifier", data: .int(tc.ids)),
+        Column(name: "identifier", data: .intRuns(tc.ids)),
         Column(name: "timestamp", data: .double(tc.uptime)),
     ])
 }
