@@ -112,7 +112,7 @@ enum MDHWriter {
     static func writeItems(_ b: SampleBatch, keys: ElementKeys, first: inout Bool, into out: inout FileOutput) throws {
         guard b.count > 0 else { return }
         let doubles: [[Double]?] = b.columns.map { if case .double(let x) = $0.data { x } else { nil } }
-        let ints: [[Int64]?] = b.columns.map { if case .int(let x) = $0.data { x } else { nil } }
+        let ints: [[Int64]?] = b.columns.map(\.data.ints)
         let present: [[Bool]?] = b.columns.map(\.present)
         let times = b.times
         /// Writes `value` of column `k` (-1: the row time) of row `r` after `key`; false when missing.
