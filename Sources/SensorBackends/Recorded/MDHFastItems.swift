@@ -44,6 +44,8 @@ final class MDHFastItems {
     private let templateFrom: UnsafeMutablePointer<Int>
     private let templateSlot: UnsafeMutablePointer<Int>
     private var hasTemplate = false
+    /// The text of the longest item `read` so far, bytes.
+    private(set) var largestItemBytes = 0
 
     /// Nil when `sensor`'s items do not have the plain form.
     init?(sensor: Sensor) {
@@ -110,6 +112,7 @@ final class MDHFastItems {
         while true {
             switch parse(window.base, window.start, window.end) {
             case .item(let end, let lines, let n, let w):
+                largestItemBytes = max(largestItemBytes, end - window.start)
                 window.start = end
                 reader.skippedLines(lines)
                 append(rows: n, writeTime: w, to: buffer)

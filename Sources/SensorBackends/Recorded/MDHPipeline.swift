@@ -223,7 +223,7 @@ enum MDHPipeline {
         func speculate() throws {
             guard let helper else { return }
             let window = reader.window
-            try window.fill(atLeast: speculationBytes)
+            try window.fill(atLeast: windowBytes)
             let from = window.start, end = window.end
             guard end - from >= speculationBytes / 4 else { return }
             let p = window.base
@@ -268,8 +268,15 @@ enum MDHPipeline {
             reader.skippedLines(run.lines)
             reader.skippedItems(run.items.count - 1)
             itemsReadAhead += run.items.count
+            // The next item most likely runs past the window's end (where the second reader
+            // stopped): read on now rather than when it is half read.
+            try reader.window.fill(atLeast: windowBytes)
             return true
         }
+
+        /// The window the two readers share: `speculationBytes`, or room for four of the
+        /// longest items so far (each reader gets whole items; at most 64 MiB).
+        var windowBytes: Int { max(speculationBytes, min(4 * (fast?.largestItemBytes ?? 0), 64 << 20)) }
 
         /// Stops the second reader (its items are not taken).
         func dropSpeculation(failed: Bool = false) {
