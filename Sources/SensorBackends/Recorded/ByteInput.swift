@@ -15,6 +15,12 @@ protocol ByteSource: AnyObject {
 final class FileSource: ByteSource {
     let path: String
     private let fd: Int32
+    var descriptor: Int32 { fd }
+    /// The file's length in bytes (0 when unknown).
+    var size: Int {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+    }
     private(set) var fileBytesRead: Int64 = 0
 
     init(path: String) throws {
@@ -125,18 +131,63 @@ final class ByteWindow {
     /// of them on another thread stops there.
     var willMove: (() -> Void)?
 
+    /// Bytes of a mapped file (`init(mapping:)`), its whole length; nil for a read window.
+    private let mappedBytes: Int?
+    /// Mapped bytes before this offset were handed back to the system (`fill`).
+    private var released = 0
+
     init(_ source: ByteSource, capacity: Int = 1 << 20) {
         self.source = source
         self.capacity = capacity
+        mappedBytes = nil
         base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + 1)
         base[0] = 0
     }
 
-    deinit { base.deallocate() }
+    /// The whole of a plain (uncompressed) file, mapped into memory instead of read: no
+    /// copies, no refills; `base[end]` is a 0 byte (past the file's end the mapping reads as
+    /// zeros: the last page's tail, or one page more mapped anonymously when the file fills
+    /// its pages). Nil when the file cannot be mapped (the caller reads it instead).
+    init?(mapping source: FileSource) {
+        let size = source.size
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard size > 0, size < Int.max / 2 else { return nil }
+        let total = (size / page + 1) * page
+        guard let region = mmap(nil, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), region != MAP_FAILED else { return nil }
+        guard let file = mmap(region, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, source.descriptor, 0), file == region else {
+            munmap(region, total)
+            return nil
+        }
+        madvise(region, size, MADV_SEQUENTIAL)
+        self.source = source
+        base = region.assumingMemoryBound(to: UInt8.self)
+        capacity = total - 1
+        mappedBytes = total
+        end = size
+        eof = true
+    }
+
+    deinit {
+        if let mappedBytes { munmap(base, mappedBytes) } else { base.deallocate() }
+    }
+
+    /// Bytes of the file consumed so far (compressed bytes for gzip; for a mapping, the
+    /// bytes before `start`).
+    var fileBytesRead: Int64 { mappedBytes == nil ? source.fileBytesRead : Int64(start) }
 
     /// Reads until at least `n` bytes are unread or the input ends, moving the unread bytes
     /// to the front and growing the window as needed.
     func fill(atLeast n: Int) throws {
+        if mappedBytes != nil {
+            // Read pages are handed back every 16 MiB, so that they do not stay resident.
+            let step = 1 << 24
+            if start - released >= step {
+                let upTo = start / step * step
+                madvise(base + released, upTo - released, MADV_DONTNEED)
+                released = upTo
+            }
+            return
+        }
         guard end - start < n, !eof else { return }
         willMove?()
         if start > 0 {

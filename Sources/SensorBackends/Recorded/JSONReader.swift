@@ -19,6 +19,11 @@ final class JSONReader {
         window = ByteWindow(source)
     }
 
+    init(file: String, window: ByteWindow) {
+        self.file = file
+        self.window = window
+    }
+
     var path: String {
         var s = "$"
         for p in pathParts {
@@ -34,7 +39,7 @@ final class JSONReader {
         ImportError(file: file, line: line, jsonPath: path, field: field, message)
     }
 
-    var fileBytesRead: Int64 { window.source.fileBytesRead }
+    var fileBytesRead: Int64 { window.fileBytesRead }
 
     /// Counts `n` line breaks consumed by a reader of the window's bytes (`MDHFastItems`).
     func skippedLines(_ n: Int) { line += n }

@@ -28,7 +28,7 @@ enum MDHPipeline {
     static func run(_ job: MDHFormat.FileJob, session: ImportSession, progress: ImportProgress?,
                     speculationBytes: Int = FileParser.speculationBytes) throws -> Notes {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
-        let parser = MHCBatchedPipeline.Box(FileParser(job: job, source: try openByteSource(job.path), queue: queue,
+        let parser = MHCBatchedPipeline.Box(FileParser(job: job, window: try window(job.path), queue: queue,
                                                        speculationBytes: speculationBytes))
         let thread = Thread {
             do {
@@ -62,6 +62,13 @@ enum MDHPipeline {
         return notes
     }
 
+    /// The bytes of the file at `path`: a plain file mapped (`ByteWindow(mapping:)`), else read.
+    static func window(_ path: String) throws -> ByteWindow {
+        let source = try openByteSource(path)
+        if let file = source as? FileSource, let mapped = ByteWindow(mapping: file) { return mapped }
+        return ByteWindow(source)
+    }
+
     /// The reader thread: one file, an object `{device, samples}` or an array of them, into
     /// pieces. Samples may come before the device: they then wait in a small list (an export
     /// writes `device` first in practice).
@@ -92,10 +99,10 @@ enum MDHPipeline {
         private var cooldown = 0
         private let speculationBytes: Int
 
-        init(job: MDHFormat.FileJob, source: ByteSource, queue: MHCBatchedPipeline.Queue, speculationBytes: Int) {
+        init(job: MDHFormat.FileJob, window: ByteWindow, queue: MHCBatchedPipeline.Queue, speculationBytes: Int) {
             self.job = job
             self.speculationBytes = speculationBytes
-            reader = JSONReader(file: job.path, source: source)
+            reader = JSONReader(file: job.path, window: window)
             self.queue = queue
             mapper = SampleMapper(sensor: job.sensor)
             fast = MDHFastItems(sensor: job.sensor)
@@ -193,13 +200,14 @@ enum MDHPipeline {
             private let done = DispatchSemaphore(value: 0)
             private var joined = false
 
-            /// Starts reading `base[start..<end]` with `reader` into `buffer` on another thread.
-            init(reader: MDHFastItems, base: UnsafeMutablePointer<UInt8>, start: Int, end: Int, buffer: StreamBuffer) {
+            /// Starts reading `base[start..<end]` with `reader` into `buffer` on another thread,
+            /// up to the first item that ends at `stopAfter` or later.
+            init(reader: MDHFastItems, base: UnsafeMutablePointer<UInt8>, start: Int, end: Int, stopAfter: Int, buffer: StreamBuffer) {
                 self.start = start
                 self.buffer = buffer
                 let job = Job(reader: reader, base: base)
                 DispatchQueue.global().async { [self] in
-                    run = job.reader.readRun(job.base, from: start, end: end, into: self.buffer)
+                    run = job.reader.readRun(job.base, from: start, end: end, stopAfter: stopAfter, into: self.buffer)
                     done.signal()
                 }
             }
@@ -226,12 +234,15 @@ enum MDHPipeline {
             try window.fill(atLeast: windowBytes)
             let from = window.start, end = window.end
             guard end - from >= speculationBytes / 4 else { return }
+            // Each reader gets about half the window (a mapped file is all in the window).
+            let half = min((end - from) / 2, windowBytes / 2)
             let p = window.base
             @inline(__always) func blanks(_ j: inout Int) {
                 while p[j] == 0x20 || p[j] == 0x0A || p[j] == 0x0D || p[j] == 0x09 { j += 1 }
             }
-            var k = from + (end - from) / 2
-            while k < end, let hit = memchr(p + k, Int32(UInt8(ascii: "]")), end - k) {
+            var k = from + half
+            let searchEnd = min(end, k + half)
+            while k < searchEnd, let hit = memchr(p + k, Int32(UInt8(ascii: "]")), searchEnd - k) {
                 var j = p.distance(to: hit.assumingMemoryBound(to: UInt8.self)) + 1
                 guard p[j] == UInt8(ascii: "}") else { k = j; continue }
                 j += 1
@@ -240,7 +251,7 @@ enum MDHPipeline {
                     j += 1
                     blanks(&j)
                     if p[j] == UInt8(ascii: "{") {
-                        speculation = Speculation(reader: helper, base: p, start: j, end: end,
+                        speculation = Speculation(reader: helper, base: p, start: j, end: end, stopAfter: j + half,
                                                   buffer: StreamBuffer(streamID: 0, sensor: job.sensor))
                         return
                     }
