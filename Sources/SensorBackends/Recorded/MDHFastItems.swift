@@ -429,19 +429,16 @@ final class MDHFastItems {
         let rows = self.rows, slots = self.slots
         buffer.noteWrite(w)
         buffer.writeTimes.append(w, count: n)
-        /// Slot `s` of rows 0..<n appended to `array` as `T` (8-byte values).
-        func slot<T>(_ s: Int, _ array: inout [T]) {
-            let old = array.count
-            array.reserveCapacity(old + n)
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: n) { tmp in
-                for r in 0..<n { tmp[r] = rows[r * slots + s] }
-                tmp.withMemoryRebound(to: T.self) { array.append(contentsOf: $0) }
+        /// Slot `s` of rows 0..<n appended to `array` (one pass, straight into its storage).
+        func slot<T>(_ s: Int, _ array: inout [T], _ value: (UInt64) -> T) {
+            withoutActuallyEscaping(value) { value in
+                array.append(contentsOf: (0..<n).lazy.map { value(rows[$0 * slots + s]) })
             }
         }
-        slot(0, &buffer.times)
+        slot(0, &buffer.times) { Double(bitPattern: $0) }
         for (k, c) in buffer.columns.enumerated() {
             if c.present != nil { c.present!.append(contentsOf: repeatElement(true, count: n)) }
-            if whole[k + 1] { slot(k + 1, &c.i) } else { slot(k + 1, &c.d) }
+            if whole[k + 1] { slot(k + 1, &c.i) { Int64(bitPattern: $0) } } else { slot(k + 1, &c.d) { Double(bitPattern: $0) } }
         }
     }
 }

@@ -271,7 +271,7 @@ enum MDHPipeline {
             let b = sink()
             var from = 0
             for n in run.items {
-                try b.append(all.slice(from..<from + n))
+                try b.append(all, rows: from..<from + n)
                 from += n
                 if b.count >= b.capacity { try send(final: false) }
             }

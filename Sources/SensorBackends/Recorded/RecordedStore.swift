@@ -605,6 +605,23 @@ final class StreamBuffer {
         }
     }
 
+    /// Appends rows `rows` of `b`, as `append(b.slice(rows))` does but without making the slice
+    /// (plain number columns are copied once).
+    func append(_ b: SampleBatch, rows: Range<Int>) throws {
+        let w = b.writeTimes.slice(rows)
+        if let first = w.first { noteWrite(first) }
+        if !w.isSorted { sorted = false }
+        writeTimes += w
+        times += b.times[rows]
+        for c in columns {
+            guard let src = b.column(c.name) else {
+                c.appendMissing(count: rows.count)
+                continue
+            }
+            c.append(src, rows: rows)
+        }
+    }
+
     func putBack(_ b: SampleBatch) {
         writeTimes += b.writeTimes
         times += b.times
@@ -750,6 +767,19 @@ final class ColumnBuilder {
         } else if present != nil {
             present! += [Bool](repeating: true, count: c.count)
         }
+    }
+
+    /// Appends values `rows` of `c` (as `append(c.slice(rows))`; one copy when they are plain
+    /// numbers all present).
+    func append(_ c: Column, rows: Range<Int>) {
+        switch c.data {
+        case .double(let x) where kind == .double && c.present == nil: d += x[rows]
+        case .int(let x) where kind == .int && c.present == nil: i += x[rows]
+        default:
+            append(c.slice(rows))
+            return
+        }
+        if present != nil { present! += repeatElement(true, count: rows.count) }
     }
 
     /// Removes the last `n` values and returns them as a column (copying only those).
