@@ -280,8 +280,10 @@ enum MDHPipeline {
             reader.skippedItems(run.items.count - 1)
             itemsReadAhead += run.items.count
             // The next item most likely runs past the window's end (where the second reader
-            // stopped): read on now rather than when it is half read.
+            // stopped): read on now rather than when it is half read; and start the next
+            // second reader now, not after one item read alone.
             try reader.window.fill(atLeast: windowBytes)
+            try speculate()
             return true
         }
 
