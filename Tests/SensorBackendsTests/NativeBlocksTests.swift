@@ -154,6 +154,41 @@ final class NativeBlocksTests: XCTestCase {
         }
     }
 
+    /// Random edits (a byte replaced by a separator, quote, line break, sign, letter or digit,
+    /// or removed): blocks of 4 KiB and row by row store the same or refuse with the same words.
+    func testRandomEditsBehaveAsRowByRow() throws {
+        let dir = try recordedTempDir(self)
+        let folder = try export(dir, minutes: 1)
+        let file = try phoneFile(folder)
+        let original = try Data(contentsOf: file)
+        let bytes: [UInt8] = Array(",\n\"\r-.e9 x".utf8)
+        var rng = SplitMix(seed: 23)
+        var refused = 0
+        for c in 0..<40 {
+            var text = [UInt8](original)
+            for _ in 0..<(1 + Int(rng.next() % 3)) {
+                let at = 40 + Int(rng.next() % UInt64(text.count - 40))
+                let pick = Int(rng.next() % UInt64(bytes.count + 1))
+                if pick == bytes.count { text.remove(at: at) } else { text[at] = bytes[pick] }
+            }
+            try Data(text).write(to: file)
+            var outcomes: [String] = []
+            for bytes in [0, 4_096] {
+                let store = try RecordedStore(path: dir.appendingPathComponent("s\(c)-\(bytes).sqlite").path)
+                defer { try? store.close() }
+                do {
+                    try NativeNumericPipeline.$blockBytes.withValue(bytes) {
+                        _ = try store.importData(ImportRequest(format: .native, sources: [folder.path], progressBar: false))
+                    }
+                    outcomes.append("stored " + (try store.contentDigest()))
+                } catch { outcomes.append("\(error)") }
+            }
+            XCTAssertEqual(outcomes[1], outcomes[0], "case \(c)")
+            if !outcomes[0].hasPrefix("stored") { refused += 1 }
+        }
+        XCTAssertGreaterThan(refused, 10, "most edits make a bad file")
+    }
+
     /// One participant's phone and watch accelerometer over `minutes` minutes.
     func export(_ dir: URL, minutes: Double) throws -> URL {
         let sim = makeRecSource(seed: 5, [recTrio[0]])
