@@ -66,6 +66,24 @@ final class NativeTextTests: XCTestCase {
         }
     }
 
+    /// Whole numbers written through a text cache (a batch identifier repeats down its column)
+    /// are their decimal text, repeated or not, whatever the length before.
+    func testCachedIntTextIsTheNumbersText() throws {
+        let values: [Int64] = [5, 5, -5, -5, 123_456_789, 123_456_789, 5, 0, 0, .min, .min, .max, 29_540_097, 29_540_097, 29_540_098]
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ints-\(getpid()).txt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var out = FileOutput()
+        try out.open(path)
+        var cache = FileOutput.TextCache()
+        for v in values {
+            try out.reserve(24)
+            out.int(v, cache: &cache)
+            out.byte(10)
+        }
+        try out.close()
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8), values.map { "\($0)\n" }.joined())
+    }
+
     /// Through `FileOutput`: every Float32, including those outside the fast path's range
     /// (subnormals, huge and tiny exponents), reads back bit-exact; other doubles are refused.
     func testFileOutputFloat32ReadsBackForEveryFloat32() throws {

@@ -285,6 +285,10 @@ public enum NativeFormat {
         let present = cols.map { $0?.present }
         let anyMissing = present.contains { $0 != nil }
         var writeText = FileOutput.TextCache()
+        // Whole numbers repeat down a column (a batch identifier is one per write batch).
+        let intText = UnsafeMutablePointer<FileOutput.TextCache>.allocate(capacity: max(width, 1))
+        intText.initialize(repeating: FileOutput.TextCache(), count: max(width, 1))
+        defer { intText.deallocate() }
         try b.writeTimes.array.withUnsafeBufferPointer { w in
             try b.times.withUnsafeBufferPointer { t in
                 for r in 0..<n {
@@ -298,7 +302,7 @@ public enum NativeFormat {
                         switch kinds[k] {
                         case 4: guard out.float32(Double(bitPattern: bits[k * n + r])) else { throw NotFloat32(column: k) }
                         case 0: out.double(Double(bitPattern: bits[k * n + r]))
-                        case 1: out.int(Int64(bitPattern: bits[k * n + r]))
+                        case 1: out.int(Int64(bitPattern: bits[k * n + r]), cache: &intText[k])
                         case 2:
                             try otherValue(cols[k]!.data, r, into: &out)
                             try out.reserve(room)
@@ -710,7 +714,24 @@ struct FileOutput: ~Copyable {
         withUnsafeMutableBytes(of: &cache.text) { $0.baseAddress!.copyMemory(from: buffer + start, byteCount: n) }
     }
 
-    /// The text of the number `FileOutput.double(_:cache:)` wrote last (`count` 0: none).
+    /// Like `int`, but when `v` is the number `cache` last wrote, its text is copied; call
+    /// after `reserve(20)`.
+    @inline(__always) mutating func int(_ v: Int64, cache: inout TextCache) {
+        if UInt64(bitPattern: v) == cache.bits && cache.count > 0 {
+            withUnsafeBytes(of: cache.text) { (buffer + count).update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: cache.count) }
+            count += cache.count
+            return
+        }
+        let start = count
+        int(v)
+        let n = count - start
+        cache.bits = UInt64(bitPattern: v)
+        cache.count = n
+        withUnsafeMutableBytes(of: &cache.text) { $0.baseAddress!.copyMemory(from: buffer + start, byteCount: n) }
+    }
+
+    /// The text of the number `FileOutput.double(_:cache:)` or `int(_:cache:)` wrote last
+    /// (`count` 0: none).
     struct TextCache {
         var bits: UInt64 = 0
         var count = 0
