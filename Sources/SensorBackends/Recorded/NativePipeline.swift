@@ -2,11 +2,14 @@ import Foundation
 import SensorKitModel
 
 /// Native sample files whose columns are all numbers (accelerometer, rotation rate, ambient
-/// pressure, heart rate…) on two threads, like `MHCBatchedPipeline`: a reader thread parses
-/// rows straight into column storage (`CSVReader.fastNumberRows`; the generic reader and its
-/// error messages for any other row) and cuts them into pieces of whole write batches of
-/// about a chunk; the importing thread (which owns the database connection) de-duplicates,
-/// encodes and stores them. Memory is bounded by a few pieces whatever the file size.
+/// pressure, heart rate…), like `MHCBatchedPipeline`: a reader thread cuts the file into
+/// blocks of whole lines that worker threads parse straight into column storage
+/// (`ParseJob`, `CSVReader.numberRows`), takes their rows in file order (checks, Float32
+/// rounding) and cuts them into pieces of whole write batches of about a chunk; from the
+/// first line the fast path does not take, it reads the rest row by row (the generic reader
+/// and its error messages for any other row). The importing thread (which owns the database
+/// connection) de-duplicates, encodes and stores the pieces. Memory is bounded by a few
+/// blocks and pieces whatever the file size.
 enum NativeNumericPipeline {
     /// How one header field is read.
     enum Target {
