@@ -348,8 +348,11 @@ public enum StoreBenchmark {
                                 sensor: .accelerometer, start: start, end: end, root: root)
         }.reduce(0, +)
         let size = RecordedStore.bytes(under: root)
-        output(String(format: "  MyDataHelps JSON, %d day(s) of phone + watch accelerometer (a file per device and day): generated %d rows (%.0f MB of JSON) in %.2f s",
-                      days, rows, Double(size) / 1e6, secs(t)))
+        let generated = secs(t)
+        // The files reach the disk before the import is timed (not while it runs).
+        sync()
+        output(String(format: "  MyDataHelps JSON, %d day(s) of phone + watch accelerometer (a file per device and day): generated %d rows (%.0f MB of JSON) in %.2f s, on disk after %.2f s",
+                      days, rows, Double(size) / 1e6, generated, secs(t)))
         let path = dir.appendingPathComponent("mdh-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
         try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
