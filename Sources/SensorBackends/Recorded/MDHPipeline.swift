@@ -30,32 +30,9 @@ enum MDHPipeline {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
         let parser = MHCBatchedPipeline.Box(FileParser(job: job, window: try window(job.path), queue: queue,
                                                        speculationBytes: speculationBytes))
-        let thread = Thread {
-            do {
-                try parser.value.run()
-                queue.finish(nil)
-            } catch {
-                queue.finish(error)
-            }
-        }
-        // JSONReader.value recurses up to 200 levels.
-        thread.stackSize = 8 << 20
-        thread.start()
-        do {
-            while let piece = try queue.take() {
-                progress?.rows += piece.batch.count
-                progress?.fileProgress(piece.bytesRead)
-                if piece.sorted {
-                    try session.appendWholeBatches(participant: job.participant, device: piece.device, piece.batch)
-                } else {
-                    try session.append(participant: job.participant, device: piece.device, piece.batch)
-                }
-            }
-        } catch {
-            queue.cancel()
-            queue.waitFinished()
-            throw error
-        }
+        // JSONReader.value recurses up to 200 levels: 8 MiB of stack.
+        try MHCBatchedPipeline.drive(queue, participant: job.participant, session: session, progress: progress,
+                                     stackSize: 8 << 20, parse: { try parser.value.run() })
         // The queue's lock orders the parser's last writes before this read.
         let notes = parser.value.notes
         progress?.fileProgress(notes.bytesRead)

@@ -79,6 +79,41 @@ enum MHCBatchedPipeline {
 
     final class Box<T>: @unchecked Sendable { var value: T; init(_ v: T) { value = v } }
 
+    /// Runs `parse` on a reader thread (`stackSize` bytes of stack) that fills `queue` with
+    /// pieces, and stores each piece for `participant` on this thread as it comes (sorted
+    /// pieces as whole batches, others buffered and sorted), after `seen(piece)`. Throws the
+    /// parser's error or the store's; either way the reader thread has stopped when it returns.
+    static func drive(_ queue: Queue, participant: String, session: ImportSession, progress: ImportProgress?,
+                      stackSize: Int = 1 << 20, parse: @escaping @Sendable () throws -> Void,
+                      seen: (Piece) -> Void = { _ in }) throws {
+        let thread = Thread {
+            do {
+                try parse()
+                queue.finish(nil)
+            } catch {
+                queue.finish(error)
+            }
+        }
+        thread.stackSize = stackSize
+        thread.start()
+        do {
+            while let piece = try queue.take() {
+                seen(piece)
+                progress?.rows += piece.batch.count
+                progress?.fileProgress(piece.bytesRead)
+                if piece.sorted {
+                    try session.appendWholeBatches(participant: participant, device: piece.device, piece.batch)
+                } else {
+                    try session.append(participant: participant, device: piece.device, piece.batch)
+                }
+            }
+        } catch {
+            queue.cancel()
+            queue.waitFinished()
+            throw error
+        }
+    }
+
     /// Rows per piece (a piece is cut at the first write-batch boundary past this).
     static let pieceRows = RecordedStore.chunkRows
 
@@ -90,30 +125,11 @@ enum MHCBatchedPipeline {
         _ = try csv.nextRecord()
         let queue = Queue(capacity: 3)
         let reader = Box(csv)
-        let thread = Thread {
-            do {
-                var parser = Parser(csv: reader.value, path: path, sensor: sensor, columns: columns, queue: queue)
-                try parser.run()
-                queue.finish(nil)
-            } catch {
-                queue.finish(error)
-            }
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
         var lastWatch: SRDevice? = nil
-        do {
-            while let piece = try queue.take() {
-                if piece.device.kind == .watch { lastWatch = piece.device }
-                progress?.rows += piece.batch.count
-                progress?.fileProgress(piece.bytesRead)
-                try session.appendWholeBatches(participant: participant, device: piece.device, piece.batch)
-            }
-        } catch {
-            queue.cancel()
-            queue.waitFinished()
-            throw error
-        }
+        try drive(queue, participant: participant, session: session, progress: progress, parse: {
+            var parser = Parser(csv: reader.value, path: path, sensor: sensor, columns: columns, queue: queue)
+            try parser.run()
+        }, seen: { piece in if piece.device.kind == .watch { lastWatch = piece.device } })
         return lastWatch
     }
 

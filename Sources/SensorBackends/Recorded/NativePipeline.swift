@@ -34,31 +34,8 @@ enum NativeNumericPipeline {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
         let reader = MHCBatchedPipeline.Box(Parser(csv: csv, path: path, names: names, targets: targets, float32: float32,
                                                    sensor: sensor, device: device, queue: queue, blockBytes: blockBytes))
-        let thread = Thread {
-            do {
-                try reader.value.run()
-                queue.finish(nil)
-            } catch {
-                queue.finish(error)
-            }
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-        do {
-            while let piece = try queue.take() {
-                progress?.rows += piece.batch.count
-                progress?.fileProgress(piece.bytesRead)
-                if piece.sorted {
-                    try session.appendWholeBatches(participant: participant, device: device, piece.batch)
-                } else {
-                    try session.append(participant: participant, device: device, piece.batch)
-                }
-            }
-        } catch {
-            queue.cancel()
-            queue.waitFinished()
-            throw error
-        }
+        try MHCBatchedPipeline.drive(queue, participant: participant, session: session, progress: progress,
+                                     parse: { try reader.value.run() })
     }
 
     /// The reader thread.
