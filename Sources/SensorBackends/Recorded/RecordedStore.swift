@@ -95,6 +95,12 @@ public final class RecordedStore: Sendable {
             throw StoreFormatError(path: path, "not a Sensorium recorded store (format '\(format)')")
         }
         try RecordedStore.migrator.migrate(pool)
+        // A first import stopped by a crash (see `importing`) leaves the store in rollback mode.
+        try pool.writeWithoutTransaction { db in
+            if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            }
+        }
         return pool
     }
 
@@ -217,7 +223,34 @@ public final class RecordedStore: Sendable {
 
     /// Runs `body` in one write transaction: everything it adds lands, or (when it throws)
     /// nothing does. Buffered rows are flushed before the commit.
+    ///
+    /// Into a store that holds no samples yet (a study's first import, usually the largest),
+    /// the transaction runs under a rollback journal (`withRollbackJournal`): each page is
+    /// written once, where the WAL writes it twice (log, then checkpoint, the checkpoint
+    /// after every row is parsed). Into a store that holds samples it runs in WAL mode, so
+    /// that replays keep reading the stored samples while it runs, and a failed import leaves
+    /// the file byte for byte as it was.
     public func importing<T>(progress: ImportProgress? = nil, _ body: (ImportSession) throws -> T) throws -> (T, ImportStats) {
+        let holdsSamples = try pool.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM chunk)") ?? false }
+        if holdsSamples || pool.configuration.readonly { return try importTransaction(progress: progress, body) }
+        return try withRollbackJournal { try importTransaction(progress: progress, body) }
+    }
+
+    /// Runs `body` with the store in rollback-journal mode (`journal_mode = DELETE`), then
+    /// switches it back to WAL, whether `body` threw or not. Where the switch cannot be made
+    /// (another connection has the store open), `body` runs in WAL mode. Should switching
+    /// back fail, the store stays valid in rollback mode and the next read-write open
+    /// switches it (`open`).
+    private func withRollbackJournal<T>(_ body: () throws -> T) throws -> T {
+        // SQLite refuses to leave WAL mode (busy) while another connection has the store open.
+        let mode = try? pool.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
+        guard mode == "delete" else { return try body() }
+        defer { _ = try? pool.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") } }
+        return try body()
+    }
+
+    /// `importing`'s transaction.
+    private func importTransaction<T>(progress: ImportProgress?, _ body: (ImportSession) throws -> T) throws -> (T, ImportStats) {
         try pool.write { db in
             let session = try ImportSession(db: db, progress: progress)
             let value = try body(session)
