@@ -135,6 +135,8 @@ final class ByteWindow {
     private let mappedBytes: Int?
     /// Mapped bytes before this offset were handed back to the system (`fill`).
     private var released = 0
+    /// Mapped bytes before this offset were asked of the disk ahead of the parser (`fill`).
+    private var prefetched = 0
 
     init(_ source: ByteSource, capacity: Int = 1 << 20) {
         self.source = source
@@ -185,6 +187,15 @@ final class ByteWindow {
                 let upTo = start / step * step
                 madvise(base + released, upTo - released, MADV_DONTNEED)
                 released = upTo
+            }
+            // The next 64 MiB are asked of the disk ahead of the parser (asynchronous
+            // read-ahead), so that a file not in the page cache is not read a page fault at a
+            // time by the threads parsing it.
+            if let total = mappedBytes, prefetched - start < 4 * step, prefetched < end {
+                let from = max(prefetched, start / step * step)
+                let upTo = min(from + 8 * step, total)
+                madvise(base + from, upTo - from, MADV_WILLNEED)
+                prefetched = upTo
             }
             return
         }
