@@ -28,7 +28,7 @@ struct InspectCommand: ParsableCommand {
         do {
             rec = try RecordedStore(path: store, readOnly: true).source()
         } catch {
-            printError(error is ImportError ? "\(error)" : "\(store): \(error)")
+            printError(error is ImportError || error is StoreFormatError ? "\(error)" : "\(store): \(error)")
             throw ExitCode(1)
         }
         let summaries = try rec.streamSummaries()

@@ -99,4 +99,25 @@ extension RecordedImportTests {
         XCTAssertEqual(try journalMode(store), "wal")
         try store.close()
     }
+
+    /// While a first import holds the store (rollback mode, exclusive lock), a reader is told
+    /// the store is in use and to wait, not that the file is no database.
+    func testAStoreHeldByAFirstImportIsReportedInUse() throws {
+        let dir = try recordedTempDir(self)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        try RecordedStore(path: path).close()
+        let writer = try DatabaseQueue(path: path)
+        _ = try writer.writeWithoutTransaction { db in try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN EXCLUSIVE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            for readOnly in [true, false] {
+                XCTAssertThrowsError(try RecordedStore(path: path, readOnly: readOnly)) { error in
+                    XCTAssertTrue("\(error)".contains("in use by another process"), "\(error)")
+                    XCTAssertFalse("\(error)".contains("cannot be read as a SQLite database"), "\(error)")
+                }
+            }
+        }
+        try writer.close()
+    }
 }

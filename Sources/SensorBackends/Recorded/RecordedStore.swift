@@ -124,6 +124,9 @@ public final class RecordedStore: Sendable {
                 guard try db.tableExists("meta") else { return nil }
                 return try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'format'")
             }
+        } catch let e as DatabaseError where [ResultCode.SQLITE_BUSY, .SQLITE_LOCKED].contains(e.resultCode.primaryResultCode) {
+            // Another process writes it: a store's first import holds it until it ends (`importing`).
+            throw userFacing(e, path: path)
         } catch let e as DatabaseError {
             throw ImportError(file: path, "cannot be read as a SQLite database: \(e.message ?? "\(e.resultCode)")")
         }
