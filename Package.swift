@@ -21,8 +21,10 @@ let package = Package(
         .systemLibrary(name: "CLua", pkgConfig: "lua5.4", providers: [.apt(["liblua5.4-dev"])]),
         // Debian's libedit-dev: the line editor behind `sensorium repl`.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
-        // zlib (Debian's zlib1g-dev): reading gzip-compressed exports.
+        // zlib (Debian's zlib1g-dev): the browser test decodes Chromium's PNG screenshots.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Intel ISA-L (Debian's libisal-dev): inflating gzip-compressed exports, several times zlib's speed.
+        .systemLibrary(name: "CIsal", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
         // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
         // Its Lua (lua/*.lua) is embedded at build time with #embed.
         .target(name: "CLuaShim", dependencies: ["CLua"], exclude: ["lua"]),
@@ -34,7 +36,7 @@ let package = Package(
         .target(name: "SensorKitModel", dependencies: ["CivilTime"]),
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
-        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CIsal", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText", "CStudyLua"]),
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
