@@ -113,3 +113,68 @@ final class GzipSourceTests: XCTestCase {
         }
     }
 }
+
+/// `ReadAheadSource` gives the inner source's bytes in order, then its end or its error
+/// (after the bytes before it), whatever the block size; dropping it mid-file stops its thread.
+final class ReadAheadSourceTests: XCTestCase {
+    /// Bytes, then (when `failing`) an error.
+    final class Inner: ByteSource {
+        let bytes: [UInt8]
+        let failing: Bool
+        var offset = 0
+        init(_ bytes: [UInt8], failing: Bool) { self.bytes = bytes; self.failing = failing }
+        var fileBytesRead: Int64 { Int64(offset) }
+        func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
+            // Short reads of varying size, as a decompressor gives.
+            let n = min(count, bytes.count - offset, 1 + offset % 13)
+            if n == 0 && failing { throw ImportError(file: "inner", "broken after \(offset) bytes") }
+            if n > 0 { bytes.withUnsafeBytes { p.copyMemory(from: $0.baseAddress! + offset, byteCount: n) } }
+            offset += n
+            return n
+        }
+    }
+
+    /// What `source` gives in reads of varying size, and the error that ended it (if any).
+    func drain(_ source: ByteSource) -> ([UInt8], String?) {
+        var out: [UInt8] = []
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 100, alignment: 8)
+        defer { buffer.deallocate() }
+        var size = 3
+        while true {
+            do {
+                let n = try source.read(into: buffer, count: size)
+                if n == 0 { return (out, nil) }
+                out += UnsafeRawBufferPointer(start: buffer, count: n)
+                size = size * 5 % 97 + 1
+            } catch {
+                return (out, "\(error)")
+            }
+        }
+    }
+
+    func testBytesThenEndOrErrorInOrder() {
+        let bytes = (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 / 251) }
+        for (blockBytes, depth) in [(1, 1), (7, 2), (64, 3), (4_096, 8), (1 << 20, 2)] {
+            let (plain, none) = drain(ReadAheadSource(Inner(bytes, failing: false), blockBytes: blockBytes, depth: depth))
+            XCTAssertEqual(plain, bytes, "blocks of \(blockBytes)")
+            XCTAssertNil(none)
+            let (before, error) = drain(ReadAheadSource(Inner(bytes, failing: true), blockBytes: blockBytes, depth: depth))
+            XCTAssertEqual(before, bytes, "every byte before the error, blocks of \(blockBytes)")
+            XCTAssertEqual(error, "inner: broken after 5000 bytes")
+        }
+        let (empty, end) = drain(ReadAheadSource(Inner([], failing: false), blockBytes: 8, depth: 2))
+        XCTAssertEqual(empty, [])
+        XCTAssertNil(end)
+    }
+
+    func testDroppingItMidFileStopsItsThread() throws {
+        let bytes = [UInt8](repeating: 42, count: 1 << 16)
+        for _ in 0..<50 {
+            let source = ReadAheadSource(Inner(bytes, failing: false), blockBytes: 16, depth: 2)
+            var b: UInt64 = 0
+            XCTAssertEqual(try source.read(into: &b, count: 8), 8)
+            XCTAssertEqual(b, 0x2A2A_2A2A_2A2A_2A2A)
+            // deinit cancels and waits for the thread: a hang here would stop the test run.
+        }
+    }
+}

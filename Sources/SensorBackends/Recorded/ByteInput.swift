@@ -140,9 +140,130 @@ final class GzipSource: ByteSource {
     }
 }
 
-/// Opens `path`, decompressing `.gz` files.
+/// Opens `path`, decompressing `.gz` files on a thread of their own (`ReadAheadSource`).
 func openByteSource(_ path: String) throws -> ByteSource {
-    path.hasSuffix(".gz") ? try GzipSource(path: path) : try FileSource(path: path)
+    path.hasSuffix(".gz") ? ReadAheadSource(try GzipSource(path: path)) : try FileSource(path: path)
+}
+
+/// Reads another source on a thread of its own, up to `depth` blocks ahead of its reader:
+/// inflating a gzip file then runs beside the parsing of what it already gave, instead of
+/// between two of its windows. The bytes, their order and every error are the inner
+/// source's: an error reaches the reader after the bytes before it. Memory: `depth` blocks.
+final class ReadAheadSource: ByteSource {
+    /// What the two threads share (the reading thread holds this, not the source, so that
+    /// dropping the source stops it).
+    private final class Shared: @unchecked Sendable {
+        let cond = NSCondition()
+        /// Filled blocks in order: bytes, count (0: the end), the inner source's count of
+        /// file bytes read after it.
+        var filled: [(UnsafeMutableRawPointer, Int, Int64)] = []
+        var free: [UnsafeMutableRawPointer] = []
+        var failure: Error?
+        var cancelled = false
+        var finished = false
+    }
+
+    /// The inner source, handed to the reading thread (which alone reads it from then on).
+    private final class SourceHandle: @unchecked Sendable {
+        let source: ByteSource
+        init(_ source: ByteSource) { self.source = source }
+    }
+
+    private let shared = Shared()
+    private let blockBytes: Int
+    private var blocks: [UnsafeMutableRawPointer] = []
+    /// The block being read from, its count, and how much of it was read.
+    private var current: UnsafeMutableRawPointer?
+    private var currentCount = 0
+    private var offset = 0
+    private var atEnd = false
+    private(set) var fileBytesRead: Int64 = 0
+
+    init(_ inner: ByteSource, blockBytes: Int = 1 << 20, depth: Int = 8) {
+        self.blockBytes = blockBytes
+        for _ in 0..<depth { blocks.append(.allocate(byteCount: blockBytes, alignment: 64)) }
+        shared.free = blocks
+        let shared = self.shared
+        let source = SourceHandle(inner)
+        let thread = Thread {
+            let inner = source.source
+            while true {
+                shared.cond.lock()
+                while shared.free.isEmpty && !shared.cancelled { shared.cond.wait() }
+                if shared.cancelled { break }
+                let block = shared.free.removeLast()
+                shared.cond.unlock()
+                var n = 0
+                var failure: Error?
+                do {
+                    while n < blockBytes {
+                        let k = try inner.read(into: block + n, count: blockBytes - n)
+                        if k == 0 { break }
+                        n += k
+                    }
+                } catch {
+                    failure = error
+                }
+                shared.cond.lock()
+                if n > 0 { shared.filled.append((block, n, inner.fileBytesRead)) } else { shared.free.append(block) }
+                if failure != nil || n < blockBytes {
+                    // The end (a 0-byte block), or the error after the bytes before it.
+                    shared.failure = failure
+                    if failure == nil { shared.filled.append((block, 0, inner.fileBytesRead)) }
+                    break
+                }
+                shared.cond.broadcast()
+                shared.cond.unlock()
+            }
+            shared.finished = true
+            shared.cond.broadcast()
+            shared.cond.unlock()
+        }
+        thread.start()
+    }
+
+    deinit {
+        shared.cond.lock()
+        shared.cancelled = true
+        shared.cond.broadcast()
+        while !shared.finished { shared.cond.wait() }
+        shared.cond.unlock()
+        for b in blocks { b.deallocate() }
+    }
+
+    func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        var done = 0
+        while done < count && !atEnd {
+            if let block = current, offset < currentCount {
+                let k = min(count - done, currentCount - offset)
+                (p + done).copyMemory(from: block + offset, byteCount: k)
+                offset += k
+                done += k
+                continue
+            }
+            // The next block: hand this one back, wait for one, or for the end or an error.
+            shared.cond.lock()
+            if let block = current {
+                shared.free.append(block)
+                current = nil
+                shared.cond.broadcast()
+            }
+            while shared.filled.isEmpty && shared.failure == nil && !shared.finished { shared.cond.wait() }
+            if !shared.filled.isEmpty {
+                let (block, n, read) = shared.filled.removeFirst()
+                shared.cond.unlock()
+                fileBytesRead = read
+                if n == 0 { atEnd = true } else { (current, currentCount, offset) = (block, n, 0) }
+                continue
+            }
+            let failure = shared.failure
+            shared.cond.unlock()
+            // The bytes before an error first; the error on the next call.
+            if done > 0 { return done }
+            throw failure ?? CancellationError()
+        }
+        return done
+    }
 }
 
 /// A growable window over a byte source, for the parsers.
