@@ -478,18 +478,20 @@ public enum StoreBenchmark {
         var weekStore: RecordedStore? = nil
         var lastRate = 0.0
         for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
-            let csv = dir.appendingPathComponent("accelerometer-\(days)d.csv").path
+            // Named by label: with --days 1 the "week" is one day too, in files of its own.
+            let isWeek = label == "participant-week"
+            let csv = dir.appendingPathComponent("accelerometer-\(label).csv").path
             var t = now()
             let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
             let size = RecordedStore.bytes(under: csv)
             output(String(format: "  %@: generated %d rows (%.0f MB of CSV) in %.2f s", label, rows, Double(size) / 1e6, secs(t)))
-            let path = dir.appendingPathComponent("store-\(days)d.sqlite").path
+            let path = dir.appendingPathComponent("store-\(label).sqlite").path
             let store = try RecordedStore(path: path)
             let request = ImportRequest(format: .mhcCSV, sources: [csv], participant: "bench", timeZone: "UTC", progressBar: false)
             for pass in ["import", "re-import"] {
                 resetPeakResident()
                 let base = residentBytes()
-                defer { if days == weekDays { summary.append(("mhc-csv week \(pass)", lastRate)) } }
+                defer { if isWeek { summary.append(("mhc-csv week \(pass)", lastRate)) } }
                 t = now()
                 let cpu0 = processCPUSeconds()
                 let stats = try store.importData(request)
@@ -503,7 +505,7 @@ public enum StoreBenchmark {
                               Double(dbSize) / Double(max(rows, 1)), Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
             }
             try FileManager.default.removeItem(atPath: csv)
-            if days == weekDays { weekStore = store } else { try store.close() }
+            if isWeek { weekStore = store } else { try store.close() }
         }
         // Scan and summarise the stored week vs the same summary over the simulator.
         resetPeakResident()
