@@ -90,6 +90,28 @@ enum RowDedup {
             for i in ra { for j in rb where at[i].bitPattern == bt[j].bitPattern { pairs.append((i, j)) } }
             return
         }
+        // The same write batch again (a re-import): the same time bits row by row, strictly
+        // ascending, so all distinct: each row pairs with its counterpart and no other.
+        if ra.count == rb.count {
+            let same: Bool = at.withUnsafeBufferPointer { a in
+                bt.withUnsafeBufferPointer { b in
+                    let i0 = ra.lowerBound, j0 = rb.lowerBound
+                    var previous = a[i0].bitPattern
+                    guard previous == b[j0].bitPattern else { return false }
+                    for k in 1..<ra.count {
+                        let x = a[i0 + k].bitPattern
+                        guard x > previous, x == b[j0 + k].bitPattern else { return false }
+                        previous = x
+                    }
+                    return true
+                }
+            }
+            if same {
+                pairs.reserveCapacity(pairs.count + ra.count)
+                for k in 0..<ra.count { pairs.append((ra.lowerBound + k, rb.lowerBound + k)) }
+                return
+            }
+        }
         // Rows ordered by the times' bits (already so for ascending positive times).
         func ordered(_ t: [Double], _ r: Range<Int>) -> [Int] {
             var ascending = true
