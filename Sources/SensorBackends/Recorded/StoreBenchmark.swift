@@ -307,7 +307,7 @@ public enum StoreBenchmark {
         try store.close()
     }
 
-    /// Puts the files under `path` on the disk, then reads them once, so that the import after
+    /// Puts the file at `path`, or the files under it, on the disk, then reads them once, so that the import after
     /// it is timed on files in the page cache, as right after a download: the same condition
     /// for every format and run (the writers bypass the cache, `FileOutput`), and no kernel
     /// write-back of gigabytes running on the import's cores. Returns a line saying so.
@@ -318,9 +318,13 @@ public enum StoreBenchmark {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 22, alignment: 4_096)
         defer { buffer.deallocate() }
         var bytes = 0
-        let files = (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []).sorted()
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        let files = isFolder.boolValue
+            ? (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []).sorted().map { path + "/" + $0 }
+            : [path]
         for f in files {
-            let fd = open(path + "/" + f, O_RDONLY)
+            let fd = open(f, O_RDONLY)
             guard fd >= 0 else { continue }
             while true {
                 let k = read(fd, buffer, 1 << 22)
@@ -485,6 +489,7 @@ public enum StoreBenchmark {
             let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
             let size = RecordedStore.bytes(under: csv)
             output(String(format: "  %@: generated %d rows (%.0f MB of CSV) in %.2f s", label, rows, Double(size) / 1e6, secs(t)))
+            output("  " + readIntoPageCache(csv))
             let path = dir.appendingPathComponent("store-\(label).sqlite").path
             let store = try RecordedStore(path: path)
             let request = ImportRequest(format: .mhcCSV, sources: [csv], participant: "bench", timeZone: "UTC", progressBar: false)
