@@ -170,8 +170,7 @@ final class ReadAheadSource: ByteSource {
     }
 
     private let shared = Shared()
-    private let blockBytes: Int
-    private var blocks: [UnsafeMutableRawPointer] = []
+    private let blocks: [UnsafeMutableRawPointer]
     /// The block being read from, its count, and how much of it was read.
     private var current: UnsafeMutableRawPointer?
     private var currentCount = 0
@@ -180,8 +179,7 @@ final class ReadAheadSource: ByteSource {
     private(set) var fileBytesRead: Int64 = 0
 
     init(_ inner: ByteSource, blockBytes: Int = 1 << 20, depth: Int = 8) {
-        self.blockBytes = blockBytes
-        for _ in 0..<depth { blocks.append(.allocate(byteCount: blockBytes, alignment: 64)) }
+        blocks = (0..<depth).map { _ in .allocate(byteCount: blockBytes, alignment: 64) }
         shared.free = blocks
         let shared = self.shared
         let source = SourceHandle(inner)

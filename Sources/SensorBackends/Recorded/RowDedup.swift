@@ -107,7 +107,6 @@ enum RowDedup {
                 }
             }
             if same {
-                pairs.reserveCapacity(pairs.count + ra.count)
                 for k in 0..<ra.count { pairs.append((ra.lowerBound + k, rb.lowerBound + k)) }
                 return
             }
