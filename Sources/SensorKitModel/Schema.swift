@@ -128,6 +128,24 @@ public enum FieldType: Sendable, Hashable {
     /// The raw value of an enumeration case or option bit named `name`.
     public func rawValue(forName name: String) -> Int64? { namedValues.first { $0.name == name }?.rawValue }
 
+    /// The raw value of a case or bit as producers spell it: Apple's name in any case and
+    /// with or without separators (`frontTopRight`, `FrontTopRight` as MyDataHelps writes it,
+    /// `FRONT_TOP_RIGHT` as RADAR-base does), or `unknown<N>` / `unknown(N)` (SpeziSensorKit's
+    /// text for a raw value it has no name for) when N is a value of this type. Nil otherwise.
+    public func rawValue(forProducerName name: String) -> Int64? {
+        if let raw = rawValue(forName: name) { return raw }
+        let key = FieldType.nameKey(name)
+        if let v = namedValues.first(where: { FieldType.nameKey($0.name) == key }) { return v.rawValue }
+        for (open, close) in [("unknown<", ">"), ("unknown(", ")")] where name.lowercased().hasPrefix(open) && name.hasSuffix(close) {
+            let digits = name.dropFirst(open.count).dropLast(close.count)
+            if let raw = Int64(digits), accepts(raw: raw) { return raw }
+        }
+        return nil
+    }
+
+    /// A case name without case or separators, for `rawValue(forProducerName:)`.
+    private static func nameKey(_ s: String) -> String { String(s.lowercased().filter { $0.isLetter || $0.isNumber }) }
+
     /// The names of the bits set in `raw` (`.optionSet` only), in declaration order.
     public func optionNames(in raw: Int64) -> [String] {
         guard case .optionSet(_, let bits) = self else { return [] }

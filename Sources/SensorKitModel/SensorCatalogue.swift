@@ -224,8 +224,9 @@ public enum SensorCatalogue {
         switch sensor {
         case .ambientLightSensor:
             return info(entitlement: "ambient-light-sensor", entitlementConfirmed: true, usageKey: "SRSensorUsageAmbientLightSensor", usageKeyConfirmed: true,
-                        objcConstant: "SRSensorAmbientLightSensor", sampleType: "SRAmbientLightSample", devices: p, shape: .object,
-                        firstOS: OSVersion(14), cadence: Cadence("one sample every ~10 s, only while the screen is on (rate undocumented)", period: 10),
+                        objcConstant: "SRSensorAmbientLightSensor", sampleType: "SRAmbientLightSample", devices: pw, shape: .object,
+                        firstOS: OSVersion(14),
+                        cadence: Cadence("phone: one sample every ~10 s while the screen is on; watch: about one a minute while worn, chromaticity 0 (rates undocumented)", period: 10),
                         fields: [
                 f("lux", .double, "lx", "illuminance at the sensor"),
                 f("placement", .enumeration(name: "SRAmbientLightSample.SensorPlacement", cases: named([

@@ -115,15 +115,85 @@ struct TestCommand: ParsableCommand {
         }
     }
 
-    /// Runs one protocol twice and compares; returns whether it passed.
+    /// One golden run of a protocol folder: over its scenario (expected output in
+    /// `expected/`), or a replay of a recorded study named in `replays.txt` (in `expected/NAME/`).
+    struct GoldenRun {
+        /// The replay's name; nil for the scenario run.
+        var name: String?
+        /// `sensorium import` arguments (format and sources, paths made relative to the
+        /// working folder) that build the replay's store; nil for the scenario run.
+        var importArguments: [String]?
+        /// Extra `sensorium run` flags.
+        var runArguments: [String]
+
+        var expectedFolder: String { name.map { "expected/" + $0 } ?? "expected" }
+        var label: String { name.map { " (replay \($0))" } ?? "" }
+    }
+
+    /// The golden runs of `folder`: the scenario run when it has a scenario.lua (or no
+    /// replays.txt), and one replay per line of `replays.txt`:
+    /// `NAME FORMAT SOURCE... [-- RUN FLAGS...]`, sources relative to the folder, `#` comments.
+    static func goldenRuns(_ folder: String) throws -> [GoldenRun] {
+        let fm = FileManager.default
+        let replays = folder + "/replays.txt"
+        var runs: [GoldenRun] = []
+        if fm.fileExists(atPath: folder + "/scenario.lua") || !fm.fileExists(atPath: replays) {
+            runs.append(GoldenRun(name: nil, importArguments: nil, runArguments: []))
+        }
+        guard let text = fm.contents(atPath: replays).map({ String(decoding: $0, as: UTF8.self) }) else { return runs }
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            if words.isEmpty { continue }
+            let dash = words.firstIndex(of: "--") ?? words.count
+            let head = Array(words[..<dash]), flags = dash < words.count ? Array(words[(dash + 1)...]) : []
+            guard head.count >= 3 else {
+                throw ReplaysFileError("\(replays):\(n + 1): expected NAME FORMAT SOURCE... [-- RUN FLAGS...], found '\(line.trimmingCharacters(in: .whitespaces))'")
+            }
+            guard head[0].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                throw ReplaysFileError("\(replays):\(n + 1): the replay name '\(head[0])' must be letters, digits, - or _ (it names expected/\(head[0])/)")
+            }
+            let sources = head[2...].map { $0.hasPrefix("/") ? $0 : folder + "/" + $0 }
+            runs.append(GoldenRun(name: head[0], importArguments: ["--format", head[1]] + sources, runArguments: flags))
+        }
+        return runs
+    }
+
+    /// Runs each golden run of one protocol folder; returns whether all passed.
     func check(_ folder: String, jobs: Int, bar: ProgressBar, log fail: FailureLog = FailureLog()) throws -> Bool {
-        let first = try capture(folder, jobs: 1)
-        let second = try capture(folder, jobs: jobs)
+        var ok = true
+        for run in try TestCommand.goldenRuns(folder) {
+            ok = try check(folder, run: run, jobs: jobs, bar: bar, log: fail) && ok
+            if !ok && failFast { break }
+        }
+        return ok
+    }
+
+    /// Runs one golden run twice and compares; returns whether it passed.
+    func check(_ folder: String, run: GoldenRun, jobs: Int, bar: ProgressBar, log fail: FailureLog) throws -> Bool {
+        var extra = run.runArguments
+        var storeFolder: String?
+        defer { if let storeFolder { try? FileManager.default.removeItem(atPath: storeFolder) } }
+        if let importArguments = run.importArguments {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-replay-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            storeFolder = dir
+            let imported = try captureProcess(["import"] + importArguments + ["--into", dir + "/store.sqlite", "--quiet"])
+            bar.clear()
+            if imported.status != 0 {
+                fail("FAIL \(folder)\(run.label): the import of its recorded study failed (exit \(imported.status))\n" + indent(imported.stderr))
+                return false
+            }
+            extra = ["--recording", dir + "/store.sqlite"] + extra
+        }
+        let first = try capture(folder, jobs: 1, extra: extra)
+        let second = try capture(folder, jobs: jobs, extra: extra)
         bar.clear()
         defer {
             try? FileManager.default.removeItem(atPath: first.directory)
             try? FileManager.default.removeItem(atPath: second.directory)
         }
+        let folder = folder + run.label
         if first.status != 0 {
             let findings = first.stderr.split(separator: "\n").filter { $0.hasPrefix("finding: ") }.count
             let why = findings > 0 ? "\(findings) failed expect check\(findings == 1 ? "" : "s") (findings)" : "the protocol failed (exit \(first.status))"
@@ -134,7 +204,7 @@ struct TestCommand: ParsableCommand {
             fail("FAIL \(folder): non-deterministic output: \(difference)")
             return false
         }
-        let expected = folder + "/expected"
+        let expected = String(folder.dropLast(run.label.count)) + "/" + run.expectedFolder
         if update { return try write(first.files, to: expected, folder: folder) }
         var ok = true
         var expectedFiles = (try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []
@@ -171,13 +241,25 @@ struct TestCommand: ParsableCommand {
         var files: [String: Data]
     }
 
-    /// Runs `sensorium run FOLDER --out TMP --jobs N` in a child process and reads what it wrote.
-    func capture(_ folder: String, jobs: Int) throws -> Capture {
+    /// Runs `sensorium run FOLDER --out TMP --jobs N EXTRA…` in a child process and reads what it wrote.
+    func capture(_ folder: String, jobs: Int, extra: [String] = []) throws -> Capture {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let (status, stderr, outData) = try captureProcess(["run", folder, "--out", dir + "/tables", "--jobs", String(jobs), "--quiet"] + extra)
+        var files: [String: Data] = ["stdout.txt": outData]
+        let tables = dir + "/tables"
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: tables)) ?? []).sorted() {
+            files[name] = FileManager.default.contents(atPath: tables + "/" + name)
+        }
+        return Capture(directory: dir, status: status, stderr: stderr, files: files)
+    }
+
+    /// Runs this executable with `arguments` in a child process: its exit status, standard
+    /// error and standard output.
+    func captureProcess(_ arguments: [String]) throws -> (status: Int32, stderr: String, stdout: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: selfExecutable())
-        process.arguments = ["run", folder, "--out", dir + "/tables", "--jobs", String(jobs), "--quiet"]
+        process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -189,12 +271,7 @@ struct TestCommand: ParsableCommand {
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         while !errReader.isFinished { usleep(1000) }
-        var files: [String: Data] = ["stdout.txt": outData]
-        let tables = dir + "/tables"
-        for name in ((try? FileManager.default.contentsOfDirectory(atPath: tables)) ?? []).sorted() {
-            files[name] = FileManager.default.contents(atPath: tables + "/" + name)
-        }
-        return Capture(directory: dir, status: process.terminationStatus, stderr: String(decoding: errData, as: UTF8.self), files: files)
+        return (process.terminationStatus, String(decoding: errData, as: UTF8.self), outData)
     }
 
     /// File names sorted, the run report index.html last: it repeats the tables and charts,
@@ -262,6 +339,12 @@ struct TestCommand: ParsableCommand {
     func indent(_ text: String) -> String {
         text.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
     }
+}
+
+/// A malformed `replays.txt`: file, line and what was expected.
+struct ReplaysFileError: Error, CustomStringConvertible {
+    var description: String
+    init(_ text: String) { description = text }
 }
 
 /// Protocol folders below the given paths (a folder with protocol.lua is one), sorted.

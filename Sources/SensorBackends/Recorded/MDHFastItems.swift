@@ -46,6 +46,9 @@ final class MDHFastItems {
     private var hasTemplate = false
     /// The text of the longest item `read` so far, bytes.
     private(set) var largestItemBytes = 0
+    /// What an item's `timestamp` is divided by to give seconds since 1970: 1000 for a file
+    /// whose items are in milliseconds (`MDHItemTimes`, decided before the first fast read).
+    var timestampDivisor = 1.0
 
     /// Nil when `sensor`'s items do not have the plain form.
     init?(sensor: Sensor) {
@@ -353,6 +356,7 @@ final class MDHFastItems {
                     var x = 0.0
                     guard p[i] == UInt8(ascii: "-") || p[i] &- 48 < 10,
                           CSVReader.plainNumber(p, &i, end: end, whole: false, pow10: pow10.baseAddress!, into: &x) else { return stop() }
+                    x /= timestampDivisor
                     guard x >= Plausible.earliest && x <= Plausible.latest else { return .notPlain }
                     w = x
                 } else if matches(k, Self.sampleKey), !sawSample {

@@ -61,24 +61,25 @@ public enum MDHFormat {
             }
             for typeName in try dirs(path) {
                 let typePath = path + "/" + typeName
-                guard isDir(typePath) else { stats.warn("\(typePath): not a folder, skipped"); continue }
+                guard isDir(typePath) else { stats.skip(typePath, "a file where a device-type folder (iPhone, AppleWatch) was expected"); continue }
                 let kind: DeviceKind
                 switch typeName.lowercased() {
                 case "iphone", "phone": kind = .phone
                 case "watch", "applewatch", "apple watch": kind = .watch
-                default: throw ImportError(file: typePath, "unknown device-type folder '\(typeName)': expected iPhone or Watch")
+                default: throw ImportError(file: typePath, "unknown device-type folder '\(typeName)': expected iPhone or AppleWatch (or Watch)")
                 }
-                for pid in try dirs(typePath) where isDir(typePath + "/" + pid) {
+                for pid in try dirs(typePath) {
+                    guard isDir(typePath + "/" + pid) else { stats.skip(typePath + "/" + pid, "a file where a participant folder was expected"); continue }
                     if let only = participant, only != pid { continue }
                     for did in try dirs(typePath + "/" + pid) {
                         let devPath = "\(typePath)/\(pid)/\(did)"
-                        guard isDir(devPath) else { stats.warn("\(devPath): a file where a device folder was expected, skipped"); continue }
+                        guard isDir(devPath) else { stats.skip(devPath, "a file where a device folder was expected"); continue }
                         for f in try dirs(devPath) {
                             let fp = devPath + "/" + f
-                            if f.hasSuffix(".json") || f.hasSuffix(".json.gz") {
+                            if [".json", ".json.gz", ".json.zstd", ".json.zst"].contains(where: { f.hasSuffix($0) }) {
                                 jobs.append(FileJob(path: fp, sensor: sensor, kind: kind, participant: pid, deviceID: did))
                             } else {
-                                stats.warn("\(fp): not a .json or .json.gz file, skipped")
+                                stats.skip(fp, "not a .json, .json.gz or .json.zstd sample file")
                             }
                         }
                     }
@@ -94,9 +95,9 @@ public enum MDHFormat {
             var any = false
             for child in try dirs(root) {
                 let p = root + "/" + child
-                guard isDir(p) else { continue }
+                guard isDir(p) else { stats.skip(p, "a file beside the sample-type folders"); continue }
                 if child.lowercased().hasPrefix("sensorkit-") { try sampleType(p); any = true } else {
-                    stats.warn("\(p): not a sensorkit-… sample-type folder, skipped")
+                    stats.skip(p, "not a sensorkit-… sample-type folder")
                 }
             }
             if !any { throw ImportError(file: root, "no sensorkit-… sample-type folder inside (expected <sample type>/<iPhone|Watch>/<participant>/<device>/*.json.gz)") }
@@ -122,11 +123,19 @@ public enum MDHFormat {
             for (k, n) in notes.notUnderstood { session.stats.notUnderstood[k, default: 0] += n }
             for w in notes.warnings { session.stats.warn(w) }
             for (k, n) in notes.missing { missing[k, default: 0] += n }
+            if let unit = notes.timestampUnit { session.stats.forms["MyDataHelps item timestamps in \(unit.rawValue) since 1970", default: 0] += 1 }
         }
         for (k, n) in missing.sorted(by: { $0.key < $1.key }) {
-            session.stats.warn("\(k): missing in \(n) sample(s), stored as missing")
+            if k.hasPrefix(timedByItemPrefix) {
+                session.stats.note("\(k.dropFirst(timedByItemPrefix.count)): absent in \(n) sample(s); timed by their item's timestamp (the producers' rule: the sample's date, else the fetch result's time)")
+            } else {
+                session.stats.warn("\(k): missing in \(n) sample(s), stored as missing")
+            }
         }
     }
+
+    /// Marks a `missing` key whose samples were timed by their item's timestamp.
+    static let timedByItemPrefix = "time:"
 
     static func deviceFrom(_ v: FieldValue, job: FileJob, reader: JSONReader) throws -> SRDevice {
         guard let o = v.objectValue else { throw reader.error("expected the device as an object (systemVersion, systemName, model, name)") }
@@ -146,9 +155,12 @@ struct SampleMapper {
     let rowTime: FieldSchema?
     let rowTimePath: [String]
     let knownTop: Set<String>
+    /// The file's unit of item timestamps (decided by its first item).
+    let itemTimes: MDHItemTimes
 
-    init(sensor: Sensor) {
+    init(sensor: Sensor, itemTimes: MDHItemTimes) {
         self.sensor = sensor
+        self.itemTimes = itemTimes
         fields = sensor.info.columnFields
         paths = fields.map { $0.appleName.split(separator: ".").map(String.init) }
         rowTime = sensor.info.rowTimeField
@@ -188,7 +200,7 @@ struct SampleMapper {
         guard let wv = writeValue else {
             throw ImportError(file: file, jsonPath: path, field: "timestamp", "expected the fetch result's timestamp (the write time)")
         }
-        let w = try date(wv, file: file, path: path + ".timestamp", field: "timestamp")
+        let w = try itemTimes.seconds(wv, file: file, path: path + ".timestamp")
         guard let sample else {
             throw ImportError(file: file, jsonPath: path, field: "sample", "expected a sample object (or an array of them)")
         }
@@ -223,13 +235,18 @@ struct SampleMapper {
         for (k, _) in o where !knownTop.contains(k) {
             notUnderstood["\(sensor.rawValue) sample: \(k)", default: 0] += 1
         }
+        // The sample's own time; without one, the producers' rule for an optional time (heart
+        // rate's `date`: SpeziSensorKit HeartRate.swift L26) is the fetch result's timestamp.
+        // A sample whose required time is missing is refused: a time is never made up.
         var t = w
         if let rf = rowTime {
             if let v = lookup(o, rowTimePath), v != .null {
                 t = try date(v, file: file, path: path + "." + rf.appleName, field: rf.name)
+            } else if rf.isOptional {
+                missing[MDHFormat.timedByItemPrefix + "\(sensor.rawValue) \(rf.appleName)", default: 0] += 1
             } else {
-                t = .nan
-                missing["\(sensor.rawValue) \(rf.appleName)", default: 0] += 1
+                throw ImportError(file: file, jsonPath: path, field: rf.appleName,
+                                  "expected the sample's time '\(rf.appleName)' (\(rf.summary)); a sample without its time cannot be stored")
             }
         }
         b.noteWrite(w)
@@ -270,8 +287,8 @@ struct SampleMapper {
                 c.appendInt(raw)
                 return
             }
-            if let s = v.stringValue, let raw = f.type.rawValue(forName: s) { c.appendInt(raw); return }
-            throw bad("one of \(f.type.namedValues.map(\.name).joined(separator: ", ")) (or its raw value)")
+            if let s = v.stringValue, let raw = f.type.rawValue(forProducerName: s) { c.appendInt(raw); return }
+            throw bad("one of \(f.type.namedValues.map(\.name).joined(separator: ", ")) in any case, unknown<N> or a raw value (\(f.type.allowedRaw))")
         case .optionSet:
             if let x = v.number {
                 guard let raw = Int64(exactly: x), f.type.accepts(raw: raw) else { throw bad(f.type.allowedRaw) }
@@ -284,7 +301,7 @@ struct SampleMapper {
             else { throw bad("option names or a raw value") }
             var raw: Int64 = 0
             for n in names where !n.isEmpty {
-                guard let bit = f.type.rawValue(forName: n) else { throw bad("option names \(f.type.namedValues.map(\.name).joined(separator: ", "))") }
+                guard let bit = f.type.rawValue(forProducerName: n) else { throw bad("option names \(f.type.namedValues.map(\.name).joined(separator: ", "))") }
                 raw |= bit
             }
             c.appendInt(raw)
@@ -328,6 +345,87 @@ struct SampleMapper {
         default:
             throw ImportError(file: file, jsonPath: path, field: field, "expected a date (seconds since 1970 or ISO 8601 text)")
         }
+    }
+}
+
+/// How one MyDataHelps file writes its items' `timestamp` (the fetch result's time): integer
+/// milliseconds since 1970 in real exports (a real row: `"timestamp":1699471879000`), seconds
+/// in some tools' copies. Decided once per file, by its first item: the reading that falls in
+/// the query window its name gives (`2023-11-07T155131-0600_2023-11-08T152527-0600.json.gz`,
+/// two days' slack either side), else the one that is a plausible date. Every later item of
+/// the file must be in the same unit; ISO 8601 text is read as it is.
+final class MDHItemTimes: @unchecked Sendable {
+    enum Unit: String { case seconds, milliseconds }
+    let file: String
+    /// The query window of the file's name, Unix seconds; nil when its name holds none.
+    let window: (from: Double, to: Double)?
+    private(set) var unit: Unit?
+
+    init(file: String) {
+        self.file = file
+        window = MDHItemTimes.queryWindow(fileName: URL(fileURLWithPath: file).lastPathComponent)
+    }
+
+    /// What a timestamp is divided by to give seconds.
+    var divisor: Double { unit == .milliseconds ? 1000 : 1 }
+
+    /// The item timestamp `v` in seconds since 1970; decides the file's unit on first use.
+    /// Throws naming the item's JSON path when `v` is not a date in the file's unit.
+    func seconds(_ v: FieldValue, file: String, path: String) throws -> Double {
+        switch v {
+        case .int, .double:
+            let t = v.number!
+            guard let unit else { return try decide(t, path: path) }
+            let s = t / divisor
+            if Plausible.problem(s) == nil { return s }
+            throw ImportError(file: file, jsonPath: path, field: "timestamp",
+                              "\(Plausible.format(t)) is not a date in \(unit.rawValue) since 1970, the unit of this file's items (decided by its first item\(windowText)); expected a whole file in one unit")
+        case .string(let text):
+            guard let t = ISODate.parse(text) else {
+                throw ImportError(file: file, jsonPath: path, field: "timestamp",
+                                  "expected the fetch result's time (milliseconds or seconds since 1970, or ISO 8601 text), found \"\(text.prefix(40))\"")
+            }
+            if let problem = Plausible.problem(t) { throw ImportError(file: file, jsonPath: path, field: "timestamp", problem) }
+            return t
+        default:
+            throw ImportError(file: file, jsonPath: path, field: "timestamp",
+                              "expected the fetch result's time (milliseconds or seconds since 1970, or ISO 8601 text)")
+        }
+    }
+
+    private var windowText: String {
+        guard let w = window else { return "" }
+        return " and the query window in its name, \(Plausible.format(w.from))–\(Plausible.format(w.to)) s"
+    }
+
+    private func decide(_ t: Double, path: String) throws -> Double {
+        let readings: [(Unit, Double)] = [(.milliseconds, t / 1000), (.seconds, t)]
+        let plausible = readings.filter { Plausible.problem($0.1) == nil }
+        let slack = 2 * 86_400.0
+        let chosen = window.flatMap { w in plausible.first { $0.1 >= w.from - slack && $0.1 <= w.to + slack } } ?? plausible.first
+        guard let (unit, seconds) = chosen else {
+            throw ImportError(file: file, jsonPath: path, field: "timestamp",
+                              "\(Plausible.format(t)) is a date neither in milliseconds nor in seconds since 1970 (expected 2015–2100)")
+        }
+        self.unit = unit
+        return seconds
+    }
+
+    /// The query window of a MyDataHelps file name: two times `YYYY-MM-DDTHHMMSS±HHMM` joined
+    /// by `_` (the extension and anything after the second time ignored). Nil for other names.
+    static func queryWindow(fileName: String) -> (from: Double, to: Double)? {
+        let parts = fileName.split(separator: "_", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        func time(_ s: Substring) -> Double? {
+            // 2023-11-07T155131-0600 → 2023-11-07T15:51:31-06:00
+            let u = Array(s.utf8.prefix(22))
+            guard u.count == 22, u[10] == UInt8(ascii: "T"), u[17] == UInt8(ascii: "-") || u[17] == UInt8(ascii: "+") else { return nil }
+            let c = u.map { Character(UnicodeScalar($0)) }
+            let iso = String(c[0..<13]) + ":" + String(c[13..<15]) + ":" + String(c[15..<17]) + String(c[17..<20]) + ":" + String(c[20..<22])
+            return ISODate.parse(iso)
+        }
+        guard let a = time(parts[0]), let b = time(parts[1]), a <= b else { return nil }
+        return (a, b)
     }
 }
 

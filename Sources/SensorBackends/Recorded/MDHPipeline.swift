@@ -19,6 +19,8 @@ enum MDHPipeline {
         var bytesRead: Int64 = 0
         /// Items the second reader read and the first took (see `FileParser.Speculation`).
         var itemsReadAhead = 0
+        /// The unit of the file's item timestamps (nil: the file held no numeric one).
+        var timestampUnit: MDHItemTimes.Unit?
     }
 
     /// Imports the file of `job` into `session`. Throws the parser's `ImportError` (file,
@@ -54,6 +56,8 @@ enum MDHPipeline {
         let reader: JSONReader
         let queue: MHCBatchedPipeline.Queue
         let mapper: SampleMapper
+        /// The unit of the file's item timestamps (the first item decides it).
+        let itemTimes: MDHItemTimes
         let fast: MDHFastItems?
         // Separate properties, not one `Notes`: the mapper takes two of them inout at once.
         private var notUnderstood: [String: Int] = [:]
@@ -62,7 +66,8 @@ enum MDHPipeline {
         private var bytesRead: Int64 = 0
         private var itemsReadAhead = 0
         var notes: Notes {
-            Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead, itemsReadAhead: itemsReadAhead)
+            Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead, itemsReadAhead: itemsReadAhead,
+                  timestampUnit: itemTimes.unit)
         }
         /// The device of the export object being read (nil until its `device` key).
         private var device: SRDevice?
@@ -81,7 +86,8 @@ enum MDHPipeline {
             self.speculationBytes = speculationBytes
             reader = JSONReader(file: job.path, window: window)
             self.queue = queue
-            mapper = SampleMapper(sensor: job.sensor)
+            itemTimes = MDHItemTimes(file: job.path)
+            mapper = SampleMapper(sensor: job.sensor, itemTimes: itemTimes)
             fast = MDHFastItems(sensor: job.sensor)
             helper = MDHFastItems(sensor: job.sensor)
             reader.window.willMove = { [unowned self] in dropSpeculation(failed: true) }
@@ -144,7 +150,7 @@ enum MDHPipeline {
                     dropSpeculation(failed: true)
                 }
             }
-            if device != nil, let fast, try fast.read(reader, into: sink()) {
+            if device != nil, itemTimes.unit != nil, let fast, try fast.read(reader, into: sink()) {
                 // Read straight from the bytes.
             } else {
                 let line = reader.line
@@ -157,7 +163,11 @@ enum MDHPipeline {
                                    missing: &missing)
             }
             if let b = rows, b.count >= b.capacity { try send(final: false) }
-            if cooldown > 0 { cooldown -= 1 } else if speculation == nil, device != nil, fast != nil { try speculate() }
+            if itemTimes.unit != nil, fast?.timestampDivisor != itemTimes.divisor {
+                fast?.timestampDivisor = itemTimes.divisor
+                helper?.timestampDivisor = itemTimes.divisor
+            }
+            if cooldown > 0 { cooldown -= 1 } else if speculation == nil, device != nil, fast != nil, itemTimes.unit != nil { try speculate() }
         }
 
         // MARK: Two readers

@@ -29,6 +29,10 @@ public enum MHCFormat {
         ("wrist", .wristTemperature), ("temperature", .wristTemperature),
     ]
 
+    /// The catalogue's types of the enumerations MyHeartCounts writes by name.
+    static let placementType = Sensor.ambientLightSensor.info.columnFields.first { $0.name == "placement" }!.type
+    static let confidenceType = Sensor.heartRate.info.columnFields.first { $0.name == "confidence" }!.type
+
     static let placements = ["unknown", "frontTop", "frontBottom", "frontRight", "frontLeft", "frontTopRight",
                              "frontTopLeft", "frontBottomRight", "frontBottomLeft"]
 
@@ -98,14 +102,22 @@ public enum MHCFormat {
 
     // MARK: Import
 
-    static func importFiles(_ files: [String], participant: String, session: ImportSession, progress: ImportProgress?) throws {
+    /// Imports CSV uploads of one participant. `folderSensors`: the sensor an upload tree's
+    /// folder names for a file (`SensorKit/<sensor id>/`); its header must be that sensor's.
+    static func importFiles(_ files: [String], participant: String, folderSensors: [String: Sensor] = [:],
+                            session: ImportSession, progress: ImportProgress?) throws {
         // Wrist-temperature files name no device: read them last, after the watch is known.
         var classified: [(String, Sensor)] = []
         for f in files {
             let csv = CSVReader(path: f, source: try openByteSource(f))
             guard try csv.nextRecord() else { throw ImportError(file: f, line: 1, "empty file: expected a header line") }
             let names = (0..<csv.fieldCount).map { csv.string($0).trimmingCharacters(in: .whitespaces) }
-            classified.append((f, try classify(names, file: f)))
+            let sensor = try classify(names, file: f)
+            if let folder = folderSensors[f], folder != sensor {
+                let label = headers.first { $0.sensor == sensor }?.label ?? sensor.rawValue
+                throw ImportError(file: f, line: 1, "the folder names \(folder.identifier) (\(folder.rawValue)), but the header is a MyHeartCounts \(label) file's")
+            }
+            classified.append((f, sensor))
         }
         let ordered = classified.filter { $0.1 != .wristTemperature } + classified.filter { $0.1 == .wristTemperature }
         var lastWatch: SRDevice? = nil
@@ -224,8 +236,8 @@ public enum MHCFormat {
                 if let raw = NumberParser.int(pb) {
                     guard (0..<Int64(placements.count)).contains(raw) else { throw fail(2, "a placement (\(placements.joined(separator: " ")) or 0–\(placements.count - 1))") }
                     b.columns[slot[2]].appendInt(raw)
-                } else if let k = placements.firstIndex(of: csv.string(2)) {
-                    b.columns[slot[2]].appendInt(Int64(k))
+                } else if let raw = placementType.rawValue(forProducerName: csv.string(2)) {
+                    b.columns[slot[2]].appendInt(raw)
                 } else {
                     throw fail(2, "a placement (\(placements.joined(separator: " ")))")
                 }
@@ -242,8 +254,8 @@ public enum MHCFormat {
                 b.columns[slot[1]].appendDouble(v)
                 if let c = NumberParser.int(csv.bytes(2)), (0...3).contains(c) {
                     b.columns[slot[2]].appendInt(c)
-                } else if let c = ["low", "medium", "high", "highest"].firstIndex(of: csv.string(2)) {
-                    b.columns[slot[2]].appendInt(Int64(c))
+                } else if let c = confidenceType.rawValue(forProducerName: csv.string(2)) {
+                    b.columns[slot[2]].appendInt(c)
                 } else {
                     throw fail(2, "a confidence (0–3 or low, medium, high, highest)")
                 }

@@ -6,7 +6,10 @@ import GRDB
 public enum ImportFormat: String, Sendable, CaseIterable {
     /// Sensorium's own folder format (docs/native-format.md).
     case native
-    /// MyHeartCounts per-sensor CSV files.
+    /// A MyHeartCounts upload tree (`users/<uid>/SensorKit/…`, `…/liveHealthSamples/…`):
+    /// CSV, FHIR Observation and PPG uploads, zstd-compressed or not; participants from the tree.
+    case mhc
+    /// MyHeartCounts per-sensor CSV files of one participant (`--participant`).
     case mhcCSV = "mhc-csv"
     /// MyDataHelps SensorKit JSON export tree (`.json` / `.json.gz`).
     case mdhJSON = "mdh-json"
@@ -56,10 +59,18 @@ extension RecordedStore {
         var planning = ImportStats()
         var mhcFiles: [String] = []
         var mdhJobs: [MDHFormat.FileJob] = []
+        var mhcPlan = MHCTree.Plan()
         var total: Int64 = 0
         switch request.format {
         case .native:
             for s in request.sources { total += RecordedStore.bytes(under: s) }
+        case .mhc:
+            mhcPlan = try MHCTree.collect(request.sources, participant: request.participant, stats: &planning)
+            if mhcPlan.isEmpty {
+                throw ImportError(file: request.sources[0], request.participant.map { "no uploads for participant '\($0)'" }
+                                  ?? "no SensorKit uploads found (users/<uid>/SensorKit/<sensor id>/*.csv.zstd, users/<uid>/liveHealthSamples/<sensor id>_*.json.zstd)")
+            }
+            for f in mhcPlan.paths { total += RecordedStore.bytes(under: f) }
         case .mhcCSV:
             guard let p = request.participant, !p.isEmpty else {
                 throw ImportError(file: request.sources[0], "MyHeartCounts CSV files do not name their participant: pass --participant ID")
@@ -76,12 +87,35 @@ extension RecordedStore {
         let progress = ImportProgress(totalBytes: total, enabled: request.progressBar)
         let (_, stats) = try importing(progress: progress) { session in
             for w in planning.warnings { session.stats.warn(w) }
+            session.stats.notRead = planning.notRead
             session.stats.bytes = total
             switch request.format {
             case .native:
                 for s in request.sources {
                     try NativeFormat.importFolder(s, session: session, participantFilter: request.participant, progress: progress)
                 }
+            case .mhc:
+                for p in mhcPlan.participants {
+                    try session.addParticipant(RecordedParticipant(id: p, timeZone: request.timeZone ?? "UTC",
+                                                                    timeZoneKnown: request.timeZone != nil))
+                    let csv = mhcPlan.csv.filter { $0.participant == p }
+                    try MHCFormat.importFiles(csv.map(\.path), participant: p,
+                                              folderSensors: Dictionary(csv.map { ($0.path, $0.sensor) }, uniquingKeysWith: { a, _ in a }),
+                                              session: session, progress: progress)
+                    try session.flushAll()
+                    for job in mhcPlan.fhir where job.participant == p {
+                        progress.beginFile(job.path)
+                        session.stats.files += 1
+                        try MHCFHIR.importFile(job, session: session)
+                    }
+                    for job in mhcPlan.ppg where job.participant == p {
+                        progress.beginFile(job.path)
+                        session.stats.files += 1
+                        try MHCPPG.importFile(job, session: session)
+                    }
+                    try session.flushAll()
+                }
+                if request.timeZone == nil { session.stats.warn("MyHeartCounts uploads carry no time zone: UTC assumed (use --timezone)") }
             case .mhcCSV:
                 let p = request.participant!
                 try session.addParticipant(RecordedParticipant(id: p, timeZone: request.timeZone ?? "UTC",

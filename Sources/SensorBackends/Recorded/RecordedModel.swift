@@ -67,15 +67,37 @@ public struct ImportStats: Sendable, Hashable {
     public var notUnderstood: [String: Int] = [:]
     /// Things the user should know (defaults taken, fields missing…), each once.
     public var warnings: [String] = []
-    /// The row counts of each sensor.
-    public var bySensor: [Sensor: SensorCounts] = [:]
+    /// How the input was written where producers differ ("MyDataHelps item timestamps in
+    /// milliseconds", "zstd-compressed") → files.
+    public var forms: [String: Int] = [:]
+    /// Facts about the data that are not problems (samples timed by a producer's rule), each once.
+    public var notes: [String] = []
+    /// Files and folders under the sources that were not read, with why (path → reason).
+    public var notRead: [String: String] = [:]
+    /// The row counts of each stream: sensor and device.
+    public var byStream: [StreamLabel: StreamCounts] = [:]
 
-    /// Rows of one sensor: read, stored, and the duplicates dropped (as in `ImportStats`).
-    public struct SensorCounts: Sendable, Hashable {
+    /// A sensor and the device its rows came from, as the summary names them.
+    public struct StreamLabel: Sendable, Hashable, Comparable {
+        public var sensor: Sensor
+        /// The device's kind, model and product type ("watch Watch7,2").
+        public var device: String
+        public init(sensor: Sensor, device: SRDevice) {
+            self.sensor = sensor
+            let product = device.productType.isEmpty ? device.model : device.productType
+            self.device = "\(device.kind.rawValue) \(product)"
+        }
+        public static func < (a: StreamLabel, b: StreamLabel) -> Bool { (a.sensor.rawValue, a.device) < (b.sensor.rawValue, b.device) }
+    }
+
+    /// Rows of one stream: read, stored, the duplicates dropped (as in `ImportStats`) and the
+    /// rows refused, by reason.
+    public struct StreamCounts: Sendable, Hashable {
         public var rowsRead = 0
         public var rowsStored = 0
         public var duplicatesInInput = 0
         public var duplicatesAlreadyStored = 0
+        public var refused: [String: Int] = [:]
         public init() {}
     }
 
@@ -83,22 +105,53 @@ public struct ImportStats: Sendable, Hashable {
 
     public var duplicatesDropped: Int { duplicatesInInput + duplicatesAlreadyStored }
 
-    mutating func warn(_ text: String) { if !warnings.contains(text) { warnings.append(text) } }
+    /// Rows refused (not stored), all streams.
+    public var rowsRefused: Int { byStream.values.reduce(0) { $0 + $1.refused.values.reduce(0, +) } }
 
-    /// A few lines for the terminal.
+    /// The counts of each sensor, its devices added up.
+    public var bySensor: [Sensor: StreamCounts] {
+        var out: [Sensor: StreamCounts] = [:]
+        for (label, c) in byStream {
+            var t = out[label.sensor, default: .init()]
+            t.rowsRead += c.rowsRead
+            t.rowsStored += c.rowsStored
+            t.duplicatesInInput += c.duplicatesInInput
+            t.duplicatesAlreadyStored += c.duplicatesAlreadyStored
+            for (k, n) in c.refused { t.refused[k, default: 0] += n }
+            out[label.sensor] = t
+        }
+        return out
+    }
+
+    mutating func warn(_ text: String) { if !warnings.contains(text) { warnings.append(text) } }
+    mutating func note(_ text: String) { if !notes.contains(text) { notes.append(text) } }
+    public mutating func skip(_ path: String, _ why: String) { notRead[path] = why }
+
+    /// The summary for the terminal: totals, then per sensor and device the rows stored,
+    /// duplicates dropped and rows refused with why, then every file not read with why, the
+    /// forms met, notes and warnings.
     public func report(seconds: Double? = nil) -> String {
         var lines: [String] = []
         var head = "imported \(files) file(s), \(rowsRead) rows read, \(rowsStored) stored in \(chunks) chunk(s)"
         if let s = seconds, s > 0 { head += String(format: " in %.2f s (%.2f M rows/s)", s, Double(rowsRead) / s / 1e6) }
         lines.append(head)
         lines.append("duplicates dropped: \(duplicatesDropped) (\(duplicatesInInput) exact duplicates in the input, \(duplicatesAlreadyStored) already stored)")
-        let width = bySensor.keys.map(\.rawValue.count).max() ?? 0
-        for (sensor, c) in bySensor.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            let name = sensor.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
-            lines.append("  \(name)  \(c.rowsRead) read, \(c.rowsStored) stored, duplicates: \(c.duplicatesInInput) in the input, \(c.duplicatesAlreadyStored) already stored")
+        if rowsRefused > 0 { lines.append("rows refused (not stored): \(rowsRefused)") }
+        let width = byStream.keys.map { $0.sensor.rawValue.count + 1 + $0.device.count }.max() ?? 0
+        for (label, c) in byStream.sorted(by: { $0.key < $1.key }) {
+            let name = "\(label.sensor.rawValue) \(label.device)".padding(toLength: width, withPad: " ", startingAt: 0)
+            var line = "  \(name)  \(c.rowsRead) read, \(c.rowsStored) stored, duplicates: \(c.duplicatesInInput) in the input, \(c.duplicatesAlreadyStored) already stored"
+            let refused = c.refused.values.reduce(0, +)
+            if refused > 0 {
+                line += ", refused: \(refused) (" + c.refused.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "; ") + ")"
+            }
+            lines.append(line)
         }
         if metadataAdded > 0 { lines.append("metadata records added: \(metadataAdded)") }
+        for (form, n) in forms.sorted(by: { $0.key < $1.key }) { lines.append("form: \(form): \(n) file(s)") }
+        for (path, why) in notRead.sorted(by: { $0.key < $1.key }) { lines.append("not read: \(path): \(why)") }
         for (k, n) in notUnderstood.sorted(by: { $0.key < $1.key }) { lines.append("not understood (kept out): \(k) ×\(n)") }
+        for n in notes { lines.append("note: \(n)") }
         for w in warnings { lines.append("warning: \(w)") }
         return lines.joined(separator: "\n")
     }

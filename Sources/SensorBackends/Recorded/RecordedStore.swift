@@ -325,6 +325,10 @@ public final class ImportSession {
     private var buffers: [StreamKey: StreamBuffer] = [:]
     /// Streams in the order they were opened (flush order is deterministic).
     private var bufferOrder: [StreamKey] = []
+    /// How the summary names each open stream (by stream id).
+    private var labels: [Int64: ImportStats.StreamLabel] = [:]
+    /// Streams whose rows are refused, not stored (negative ids, never in the store), and why.
+    private var refusedStreams: [Int64: String] = [:]
 
     struct StreamKey: Hashable {
         var participant: String
@@ -440,7 +444,7 @@ public final class ImportSession {
         let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
         try buf.append(batch)
         stats.rowsRead += batch.count
-        stats.bySensor[batch.sensor, default: .init()].rowsRead += batch.count
+        counts(buf.streamID, batch.sensor) { $0.rowsRead += batch.count }
         if buf.count >= buf.capacity { try flush(buf) }
     }
 
@@ -452,17 +456,32 @@ public final class ImportSession {
         let buf = try buffer(participant: participant, device: device, sensor: batch.sensor)
         if buf.count == 0 && batch.count >= buf.capacity / 2 && batch.count <= buf.capacity * 2 {
             stats.rowsRead += batch.count
-            stats.bySensor[batch.sensor, default: .init()].rowsRead += batch.count
+            counts(buf.streamID, batch.sensor) { $0.rowsRead += batch.count }
             try storeChunk(batch, stream: buf.streamID, knownUnsorted: false)
         } else {
             try append(participant: participant, device: device, batch)
         }
     }
 
-    /// The open buffer of a stream (importers fill its columns directly).
+    /// The open buffer of a stream (importers fill its columns directly). A stream from a
+    /// device kind the sensor does not come from (the catalogue's devices) gets a buffer whose
+    /// rows are refused when flushed: counted by reason in the summary, never stored (a fetch
+    /// could not see them), and named in a warning.
     func buffer(participant: String, device: SRDevice, sensor: Sensor) throws -> StreamBuffer {
         let key = StreamKey(participant: participant, device: device, sensor: sensor)
         if let b = buffers[key] { return b }
+        guard sensor.deviceKinds.contains(device.kind) else {
+            let id = -Int64(refusedStreams.count + 1)
+            let kinds = sensor.deviceKinds.map(\.rawValue).joined(separator: " and ")
+            let reason = "a \(device.kind.rawValue) does not record \(sensor.rawValue) (SensorKit: \(kinds) only)"
+            refusedStreams[id] = reason
+            labels[id] = ImportStats.StreamLabel(sensor: sensor, device: device)
+            stats.warn("participant '\(participant)': \(sensor.rawValue) rows from the \(device.kind.rawValue) '\(device.name)' (\(device.productType)) refused: \(reason)")
+            let b = StreamBuffer(streamID: id, sensor: sensor)
+            buffers[key] = b
+            bufferOrder.append(key)
+            return b
+        }
         let dev = try addDevice(participant: participant, device)
         try db.execute(sql: "INSERT OR IGNORE INTO stream(participant, device, sensor) VALUES (?, ?, ?)",
                        arguments: [participant, dev, sensor.rawValue])
@@ -471,13 +490,20 @@ public final class ImportSession {
         let b = StreamBuffer(streamID: id, sensor: sensor)
         buffers[key] = b
         bufferOrder.append(key)
+        labels[id] = ImportStats.StreamLabel(sensor: sensor, device: device)
         return b
+    }
+
+    /// The counts of stream `id` in the summary.
+    private func counts(_ id: Int64, _ sensor: Sensor, _ change: (inout ImportStats.StreamCounts) -> Void) {
+        let label = labels[id] ?? ImportStats.StreamLabel(sensor: sensor, device: SRDevice(name: "", model: "?", systemName: "", systemVersion: "", productType: "", kind: .phone))
+        change(&stats.byStream[label, default: .init()])
     }
 
     /// Called by importers after filling a buffer's columns directly.
     func rowsAdded(_ n: Int, to buf: StreamBuffer) throws {
         stats.rowsRead += n
-        stats.bySensor[buf.sensor, default: .init()].rowsRead += n
+        counts(buf.streamID, buf.sensor) { $0.rowsRead += n }
         if buf.count >= buf.capacity { try flush(buf) }
     }
 
@@ -500,11 +526,15 @@ public final class ImportSession {
     /// without its exact duplicates, without rows the store already holds.
     /// `knownUnsorted`: the caller saw rows out of write-time order (skips the check).
     private func storeChunk(_ batch: SampleBatch, stream: Int64, knownUnsorted: Bool) throws {
+        if let reason = refusedStreams[stream] {
+            counts(stream, batch.sensor) { $0.refused[reason, default: 0] += batch.count }
+            return
+        }
         var batch = batch
         if knownUnsorted || !isSortedByWrite(batch) { batch = sortByWriteThenTime(batch) }
         let (unique, dropped) = RowDedup.dropDuplicates(batch)
         stats.duplicatesInInput += dropped
-        stats.bySensor[batch.sensor, default: .init()].duplicatesInInput += dropped
+        counts(stream, batch.sensor) { $0.duplicatesInInput += dropped }
         batch = unique
         batch = try dropStored(batch, stream: stream)
         guard batch.count > 0 else { return }
@@ -551,13 +581,13 @@ public final class ImportSession {
         if !before.isEmpty {
             let (rest, dropped) = RowDedup.dropRows(of: kept, presentIn: before)
             stats.duplicatesAlreadyStored += dropped
-            stats.bySensor[batch.sensor, default: .init()].duplicatesAlreadyStored += dropped
+            counts(stream, batch.sensor) { $0.duplicatesAlreadyStored += dropped }
             kept = rest
         }
         if !during.isEmpty && kept.count > 0 {
             let (rest, dropped) = RowDedup.dropRows(of: kept, presentIn: during)
             stats.duplicatesInInput += dropped
-            stats.bySensor[batch.sensor, default: .init()].duplicatesInInput += dropped
+            counts(stream, batch.sensor) { $0.duplicatesInInput += dropped }
             kept = rest
         }
         return kept
@@ -588,7 +618,7 @@ public final class ImportSession {
         }
         try db.execute(sql: "UPDATE stream SET maxChunkSpan = max(maxChunkSpan, ?) WHERE id = ?", arguments: [maxW - minW, stream])
         stats.rowsStored += n
-        stats.bySensor[batch.sensor, default: .init()].rowsStored += n
+        counts(stream, batch.sensor) { $0.rowsStored += n }
         stats.chunks += 1
     }
 

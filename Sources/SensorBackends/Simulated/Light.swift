@@ -39,8 +39,10 @@ extension RangeView {
     }
 }
 
-/// Ambient light: every `ambientLightPeriod` s while the screen is on (contract §3.2, §14.3).
-func ambientLightBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
+/// Ambient light: on the phone every `ambientLightPeriod` s while the screen is on (contract
+/// §3.2, §14.3); on the watch `watchAmbientLightBatch`.
+func ambientLightBatch(_ p: Participant, kind: DeviceKind, ctx: WriteContext) -> SampleBatch {
+    if kind == .watch { return watchAmbientLightBatch(p, ctx: ctx) }
     let sensor = Sensor.ambientLightSensor
     let delay = 0.5
     let (rl, rh) = ctx.readyRange
@@ -86,5 +88,55 @@ func ambientLightBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
         Column(name: "placement", data: .int(Array(repeating: 1, count: lux.count))),  // frontTop
         Column(name: "chromaticityX", data: .double(cx)),
         Column(name: "chromaticityY", data: .double(cy)),
+    ])
+}
+
+/// Seconds between two ambient-light readings of the watch (undocumented; a real MyDataHelps
+/// export holds watch ambient light, `recorded-formats.md` §2).
+let watchAmbientLightPeriod = 60.0
+
+/// Ambient light on the Apple Watch: one reading a minute while the watch is worn, of the
+/// light around the wrist (a sleeve or the other arm covers the sensor at times). The watch
+/// measures no colour: chromaticity is 0 (as in the real export's row), placement
+/// `frontTopRight`. Rows are timed when measured and written when the watch syncs.
+func watchAmbientLightBatch(_ p: Participant, ctx: WriteContext) -> SampleBatch {
+    let sensor = Sensor.ambientLightSensor
+    let period = watchAmbientLightPeriod
+    let (rl, rh) = ctx.readyRange
+    let first = Int((rl / period).rounded(.down)) + 1, last = Int((rh / period).rounded(.down))
+    guard last >= first else { return Schema.empty(sensor) }
+    let view = RangeView(p, from: Double(first) * period - 1, to: Double(last) * period + 1)
+    let worn = wornIntervals(view, from: Double(first) * period, to: Double(last) * period + 1)
+    let key = p.key.with("als-watch")
+    let storyCloud: (Double) -> Double = { t in
+        view.stories.first { t >= $0.spanStart && t < $0.spanEnd }?.cloud ?? 0.6
+    }
+    var lux: [Double] = [], times: [Double] = [], writes: [Double] = []
+    var syncMemo = WriteContext.WriteMemo()
+    var bi = 0
+    for w in worn {
+        var n = max(first, Int((w.start / period).rounded(.up)))
+        while Double(n) * period < w.end && n <= last {
+            defer { n += 1 }
+            let t = Double(n) * period
+            while bi < view.blocks.count && view.blocks[bi].end <= t { bi += 1 }
+            guard bi < view.blocks.count else { break }
+            let write = ctx.write(ready: t, memo: &syncMemo)
+            guard ctx.accepts(write, ready: t) else { continue }
+            let env = view.environmentLight(view.blocks[bi], at: t, cloud: storyCloud(t))
+            // Covered by a sleeve about a fifth of the time: a tenth of the light or less.
+            let covered = unitDouble(key.bits(n)) < 0.2
+            let l = min(60_000, env.lux * (covered ? 0.1 * unitDouble(key.bits(n &+ 1)) : 1) * exp(0.1 * gaussianish(key.bits(n &+ 2))))
+            lux.append((l * 100).rounded() / 100)
+            times.append(t)
+            writes.append(write)
+        }
+    }
+    let zeros = [Double](repeating: 0, count: lux.count)
+    return SampleBatch(sensor: sensor, writeTimes: writes, times: times, columns: [
+        Column(name: "lux", data: .double(lux)),
+        Column(name: "placement", data: .int(Array(repeating: 5, count: lux.count))),  // frontTopRight
+        Column(name: "chromaticityX", data: .double(zeros)),
+        Column(name: "chromaticityY", data: .double(zeros)),
     ])
 }

@@ -36,7 +36,7 @@ enum Schema {
     /// The device kinds that produce `sensor` (contract §3.1 "Src"; what this simulator emits).
     static func produces(_ sensor: Sensor, on kind: DeviceKind) -> Bool {
         switch sensor {
-        case .accelerometer, .rotationRate, .odometer: return true
+        case .accelerometer, .rotationRate, .odometer, .ambientLightSensor: return true
         case .onWristState, .heartRate, .wristTemperature, .electrocardiogram, .photoplethysmogram, .sleepSessions:
             return kind == .watch
         default: return kind == .phone

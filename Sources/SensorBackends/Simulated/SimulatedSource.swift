@@ -102,7 +102,7 @@ public struct SimulatedSource: SampleSource {
         let ctx = WriteContext(p, kind: kind, after: after, through: through, produced: produced)
         switch sensor {
         case .accelerometer, .rotationRate: return motionBatch(p, kind: kind, sensor: sensor, ctx: ctx)
-        case .ambientLightSensor: return ambientLightBatch(p, ctx: ctx)
+        case .ambientLightSensor: return ambientLightBatch(p, kind: kind, ctx: ctx)
         case .heartRate: return heartRateBatch(p, ctx: ctx)
         case .onWristState: return onWristBatch(p, ctx: ctx)
         case .pedometerData: return pedometerBatch(p, ctx: ctx)
