@@ -75,10 +75,10 @@ public enum MDHFormat {
                         guard isDir(devPath) else { stats.warn("\(devPath): a file where a device folder was expected, skipped"); continue }
                         for f in try dirs(devPath) {
                             let fp = devPath + "/" + f
-                            if f.hasSuffix(".json") || f.hasSuffix(".json.gz") {
+                            if [".json", ".json.gz", ".json.zstd", ".json.zst"].contains(where: { f.hasSuffix($0) }) {
                                 jobs.append(FileJob(path: fp, sensor: sensor, kind: kind, participant: pid, deviceID: did))
                             } else {
-                                stats.warn("\(fp): not a .json or .json.gz file, skipped")
+                                stats.warn("\(fp): not a .json, .json.gz or .json.zstd file, skipped")
                             }
                         }
                     }
