@@ -4,7 +4,7 @@
 # print the exact command to run), then build with SwiftPM.
 
 SWIFT        ?= swift
-APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libisal-dev libsqlite3-dev lua5.4
+APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libisal-dev libzstd-dev libsqlite3-dev lua5.4
 # Headless Chromium and a font: the browser test renders the HTML run report to PNG.
 APT_PACKAGES += chromium fonts-dejavu-core
 SLURM_PACKAGES := slurm-wlm munge

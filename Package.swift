@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Intel ISA-L (Debian's libisal-dev): inflating gzip-compressed exports, several times zlib's speed.
         .systemLibrary(name: "CIsal", pkgConfig: "libisal", providers: [.apt(["libisal-dev"])]),
+        // Zstandard (Debian's libzstd-dev): MyHeartCounts uploads are zstd-compressed (.csv.zstd, .json.zstd).
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // Everything that may longjmp lives here: trampolines, hooks, allocator, protected helpers.
         // Its Lua (lua/*.lua) is embedded at build time with #embed.
         .target(name: "CLuaShim", dependencies: ["CLua"], exclude: ["lua"]),
@@ -36,7 +38,7 @@ let package = Package(
         .target(name: "SensorKitModel", dependencies: ["CivilTime"]),
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
-        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CIsal", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CIsal", "CZstd", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText", "CStudyLua"]),
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),

@@ -19,7 +19,7 @@ allowed() {
     SensorKitModel) echo "$system CivilTime" ;;
     JSONText)       echo "$system" ;;
     LuaHost)        echo "$system CLua CLuaShim CivilTime" ;;
-    SensorBackends) echo "$system SensorKitModel JSONText CIsal GRDB" ;;
+    SensorBackends) echo "$system SensorKitModel JSONText CIsal CZstd GRDB" ;;
     StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText CStudyLua" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;
     sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;

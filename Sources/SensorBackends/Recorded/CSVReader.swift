@@ -63,6 +63,17 @@ final class CSVReader {
     var expectedTail: [UInt8] = []
     var tailAfter = 0
 
+    /// Why the file is not CSV text, when its first bytes are not text (compressed, or
+    /// binary): "the file is not UTF-8 text (binary data at byte 3)"; nil otherwise.
+    var contentProblem: String? { window.contentProblem }
+
+    /// The error to throw for a malformed record: what the file is instead when it is not
+    /// text (a binary file fails as a malformed CSV file; its bytes are never printed).
+    private func malformed(line: Int, field: String? = nil, _ message: String) -> ImportError {
+        if let problem = contentProblem { return ImportError(file: path, "not a CSV text file: \(problem)") }
+        return ImportError(file: path, line: line, field: field, message)
+    }
+
     /// Reads the next record; false at the end of input. Blank lines are skipped.
     func nextRecord() throws -> Bool {
         while true {
@@ -129,7 +140,7 @@ final class CSVReader {
                         j += 1
                     }
                     if !closed {
-                        if w.eof { throw ImportError(file: path, line: nextLine, "a quoted field is not closed: expected a closing '\"' before the end of the file") }
+                        if w.eof { throw malformed(line: nextLine, "a quoted field is not closed: expected a closing '\"' before the end of the file") }
                         break record
                     }
                     addField(&n, s, j, true)
@@ -144,8 +155,8 @@ final class CSVReader {
                         complete = true
                         break record
                     }
-                    throw ImportError(file: path, line: nextLine + newlines, field: "#\(n)",
-                                      "unexpected character after a closing quote: expected ',' or the end of the line")
+                    throw malformed(line: nextLine + newlines, field: "#\(n)",
+                                    "unexpected character after a closing quote: expected ',' or the end of the line")
                 } else {
                     let s = i
                     while i < end {

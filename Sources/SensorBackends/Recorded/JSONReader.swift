@@ -35,8 +35,11 @@ final class JSONReader {
         return s
     }
 
+    /// The error for what the reader met: what the file is instead when its first bytes are
+    /// not text (compressed twice, or binary), so that binary bytes are never printed.
     func error(_ message: String, field: String? = nil) -> ImportError {
-        ImportError(file: file, line: line, jsonPath: path, field: field, message)
+        if let problem = window.contentProblem { return ImportError(file: file, "not JSON text: \(problem)") }
+        return ImportError(file: file, line: line, jsonPath: path, field: field, message)
     }
 
     var fileBytesRead: Int64 { window.fileBytesRead }

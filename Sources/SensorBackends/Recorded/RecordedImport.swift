@@ -11,7 +11,7 @@ public enum ImportFormat: String, Sendable, CaseIterable {
     case mhc
     /// MyHeartCounts per-sensor CSV files of one participant (`--participant`).
     case mhcCSV = "mhc-csv"
-    /// MyDataHelps SensorKit JSON export tree (`.json` / `.json.gz`).
+    /// MyDataHelps SensorKit JSON export tree (`.json` / `.json.gz` / `.json.zstd` / `.json.zst`).
     case mdhJSON = "mdh-json"
 }
 
@@ -75,12 +75,12 @@ extension RecordedStore {
             guard let p = request.participant, !p.isEmpty else {
                 throw ImportError(file: request.sources[0], "MyHeartCounts CSV files do not name their participant: pass --participant ID")
             }
-            mhcFiles = try RecordedStore.files(request.sources, suffixes: [".csv", ".csv.gz"])
+            mhcFiles = try RecordedStore.files(request.sources, suffixes: [".csv", ".csv.gz", ".csv.zstd", ".csv.zst"])
             for f in mhcFiles { total += RecordedStore.bytes(under: f) }
         case .mdhJSON:
             mdhJobs = try MDHFormat.collect(request.sources, participant: request.participant, stats: &planning)
             if mdhJobs.isEmpty {
-                throw ImportError(file: request.sources[0], request.participant.map { "no files for participant '\($0)'" } ?? "no .json or .json.gz sample files found")
+                throw ImportError(file: request.sources[0], request.participant.map { "no files for participant '\($0)'" } ?? "no .json, .json.gz or .json.zstd sample files found")
             }
             for j in mdhJobs { total += RecordedStore.bytes(under: j.path) }
         }

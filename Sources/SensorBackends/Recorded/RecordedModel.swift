@@ -168,13 +168,29 @@ public struct ImportError: Error, Sendable, CustomStringConvertible {
     public init(file: String, line: Int? = nil, jsonPath: String? = nil, field: String? = nil, _ message: String) {
         self.file = file
         self.line = line
-        self.jsonPath = jsonPath
-        self.field = field
-        self.message = message
+        self.jsonPath = jsonPath.map(ImportError.printable)
+        self.field = field.map(ImportError.printable)
+        self.message = ImportError.printable(message)
+    }
+
+    /// `text` with its control characters (C0, DEL, C1: bytes of a binary file read as text)
+    /// written as `\u{1B}` escapes: an error message never prints them to a terminal.
+    static func printable(_ text: String) -> String {
+        func isControl(_ u: Unicode.Scalar) -> Bool { u.value < 0x20 || (u.value >= 0x7F && u.value <= 0x9F) }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var out = String.UnicodeScalarView()
+        for u in text.unicodeScalars {
+            if isControl(u) {
+                out.append(contentsOf: "\\u{\(String(u.value, radix: 16, uppercase: true))}".unicodeScalars)
+            } else {
+                out.append(u)
+            }
+        }
+        return String(out)
     }
 
     public var description: String {
-        var where_ = file
+        var where_ = ImportError.printable(file)
         if let line { where_ += ":\(line)" }
         if let jsonPath { where_ += " at \(jsonPath)" }
         if let field { where_ += ", column '\(field)'" }
