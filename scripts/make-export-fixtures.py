@@ -220,11 +220,6 @@ def mhc_upload(user, sensor_id, header, rows):
     return path
 
 
-def fhir_on_wrist(events, device):
-    """On-wrist Observations (see docs/importing.md for the mapping and its sources)."""
-    return mhc_fhir_on_wrist(events, device)
-
-
 def mhc():
     for user, phone_product, watch_product in (("u7Qm2Lx", "iPhone16,1", "Watch7,2"), ("k9Xr4Tb", "iPhone14,5", "Watch6,1")):
         phone = mhc_device("phone", phone_product, "17.4")
@@ -282,14 +277,58 @@ def mhc():
             t += timedelta(minutes=40 if on else 5)
             on = not on
         write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"com.apple.SensorKit.onWristState_{uid(0)}.json.zstd"),
-              zstd_bytes(json.dumps(fhir_on_wrist(events, watch_product), separators=(",", ":")).encode()))
+              zstd_bytes(json.dumps(mhc_fhir_on_wrist(events, watch_product), separators=(",", ":")).encode()))
         # A HealthKit upload beside them: not SensorKit data, named as not read.
         write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"HKQuantityTypeIdentifierStepCount_{uid(0)}.json.zstd"),
               zstd_bytes(b"[]"))
 
 
+def fhir_time(dt):
+    """FHIR DateTime/Instant as FHIRModels writes it: the phone's local offset, fraction
+    digits only when the time has them (spec: FHIRTime.swift L198-216)."""
+    local = dt.astimezone(CST)
+    text = local.strftime("%Y-%m-%dT%H:%M:%S")
+    if local.microsecond:
+        text += ("." + "%06d" % local.microsecond).rstrip("0")
+    return text + local.strftime("%z")[:3] + ":" + local.strftime("%z")[3:]
+
+
 def mhc_fhir_on_wrist(events, product):
-    raise NotImplementedError  # filled in below once the FHIR mapping is documented
+    """On-wrist Observations as MyHeartCounts writes them (OnWristEvent+FHIR.swift L15-102):
+    valueBoolean, components watchWristLocation / watchCrownOrientation ("left"/"right"),
+    effectivePeriod from the earlier to the later of onWristDate and offWristDate, the
+    sourceDevice extension naming the watch."""
+    out = []
+    previous = None
+    for t, on in events:
+        ident = uid(0)
+        obs = {
+            "resourceType": "Observation", "id": ident, "identifier": [{"id": ident}], "status": "final",
+            "code": {"coding": [{"code": "com.apple.SensorKit.onWristState", "system": "https://developer.apple.com/documentation/sensorkit", "display": "On-Wrist State"}]},
+            "issued": fhir_time(t + timedelta(hours=26)),
+            "valueBoolean": on,
+            "component": [
+                {"code": {"coding": [{"code": "watchWristLocation", "system": "https://spezi.stanford.edu"}]}, "valueString": "left"},
+                {"code": {"coding": [{"code": "watchCrownOrientation", "system": "https://spezi.stanford.edu"}]}, "valueString": "right"},
+            ],
+            "extension": [
+                {"valueString": "America/Chicago", "url": "https://bdh.stanford.edu/fhir/defs/sampleUploadTimeZone"},
+                {"extension": [
+                    {"valueString": "Apple Watch", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/model"},
+                    {"valueString": "Apple Watch", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/name"},
+                    {"valueString": "watchOS", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/systemName"},
+                    {"valueString": "10.4", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/systemVersion"},
+                    {"valueString": product, "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/productType"},
+                ], "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice"},
+            ],
+        }
+        if previous is None:
+            obs["effectiveInstant"] = fhir_time(t)
+        else:
+            obs["effectivePeriod"] = {"start": fhir_time(previous), "end": fhir_time(t)}
+        previous = t
+        out.append(obs)
+    return out
 
 
 if __name__ == "__main__":

@@ -71,7 +71,9 @@ final class RecordedReplayTests: XCTestCase {
         XCTAssertTrue(study.prepare(&model, participant: "p").isEmpty)
         XCTAssertEqual(study.consentPolicy(participant: "p", at: 1_772_409_600).answer(forGroup: [.heartRate]), .allow)
         XCTAssertEqual(study.start(in: TimeZone(identifier: "UTC")!), 1_772_409_600, "local midnight of the first write")
-        XCTAssertEqual(study.days(in: TimeZone(identifier: "UTC")!), 2, "no declared span: the data plus the hold")
+        XCTAssertEqual(study.days(in: TimeZone(identifier: "UTC")!), 3,
+                       "no declared span: the day of data, one day of hold, one day for a morning schedule to see it")
+        XCTAssertEqual(study.days(in: TimeZone(identifier: "UTC")!, hold: 7.5 * 86_400), 10, "face metrics' 7.5-day hold: 1 + 8 + 1")
         XCTAssertThrowsError(try RecordedStudy(store: store, participant: "nobody")) { e in
             XCTAssertTrue("\(e)".contains("no participant 'nobody' (participants: p)"), "\(e)")
         }

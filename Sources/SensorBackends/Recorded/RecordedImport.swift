@@ -67,8 +67,9 @@ extension RecordedStore {
         case .mhc:
             mhcPlan = try MHCTree.collect(request.sources, participant: request.participant, stats: &planning)
             if mhcPlan.isEmpty {
-                throw ImportError(file: request.sources[0], request.participant.map { "no uploads for participant '\($0)'" }
-                                  ?? "no SensorKit uploads found (users/<uid>/SensorKit/<sensor id>/*.csv.zstd, users/<uid>/liveHealthSamples/<sensor id>_*.json.zstd)")
+                throw ImportError(file: request.sources[0], (request.participant.map { "nothing was imported: no uploads for participant '\($0)'" }
+                                  ?? "nothing was imported: no SensorKit uploads found (users/<uid>/SensorKit/<sensor id>/*.csv.zstd, users/<uid>/liveHealthSamples/<sensor id>_*.json.zstd)")
+                                  + planning.notReadText)
             }
             for f in mhcPlan.paths { total += RecordedStore.bytes(under: f) }
         case .mhcCSV:
@@ -130,6 +131,11 @@ extension RecordedStore {
                 }
                 if request.timeZone == nil { session.stats.warn("MyDataHelps exports carry no time zone: UTC assumed (use --timezone)") }
                 try MDHFormat.importFiles(mdhJobs, session: session, progress: progress)
+            }
+            // Nothing read is an error (the transaction stores nothing), naming what was skipped.
+            let stats = session.stats
+            if stats.rowsRead == 0 && (request.format != .native || stats.metadataAdded == 0) {
+                throw ImportError(file: request.sources[0], "nothing was imported: the input holds no samples" + stats.notReadText)
             }
         }
         return stats

@@ -123,6 +123,14 @@ public struct ImportStats: Sendable, Hashable {
         return out
     }
 
+    /// "; not read: PATH (why); …" for an error message (the first five), or "".
+    var notReadText: String {
+        guard !notRead.isEmpty else { return "" }
+        var text = "; not read: " + notRead.sorted { $0.key < $1.key }.prefix(5).map { "\($0.key) (\($0.value))" }.joined(separator: "; ")
+        if notRead.count > 5 { text += "; … \(notRead.count - 5) more" }
+        return text
+    }
+
     mutating func warn(_ text: String) { if !warnings.contains(text) { warnings.append(text) } }
     mutating func note(_ text: String) { if !notes.contains(text) { notes.append(text) } }
     public mutating func skip(_ path: String, _ why: String) { notRead[path] = why }

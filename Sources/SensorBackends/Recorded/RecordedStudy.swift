@@ -88,12 +88,15 @@ public struct RecordedStudy: Sendable {
     }
 
     /// Whole days from `start(in:)`: a declared span exactly (as its simulation ran);
-    /// otherwise the recording plus `hold` seconds, so that the last samples pass the
-    /// holding period before the run ends.
+    /// otherwise the days the recording touches, then `hold` seconds (rounded up to whole
+    /// days) for its last day to pass the holding period, then one day more, so that a daily
+    /// schedule (the morning after the day is released) sees the last day complete.
     public func days(in zone: TimeZone, hold: Double = 86_400) -> Int? {
         guard let span = dataSpan, let s = start(in: zone) else { return nil }
-        let end = spanDeclared ? span.through : span.through + hold
-        return max(1, Int(((end - s) / 86_400 - 1e-9).rounded(.up)))
+        if spanDeclared { return max(1, Int(((span.through - s) / 86_400 - 1e-9).rounded(.up))) }
+        let recorded = max(1, Int(((span.through - s) / 86_400 - 1e-9).rounded(.up)))
+        let held = Int((max(0, hold) / 86_400 - 1e-9).rounded(.up))
+        return recorded + held + 1
     }
 
     /// How the participant answers the consent sheet when the protocol asks: the recorded

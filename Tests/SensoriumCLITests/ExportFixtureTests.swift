@@ -1,0 +1,81 @@
+import Foundation
+import XCTest
+
+/// The recorded-export fixtures (`Tests/Fixtures/exports`, written by
+/// `scripts/make-export-fixtures.py` as MyDataHelps and MyHeartCounts write their exports)
+/// imported by `sensorium import` in one command each and replayed by
+/// `protocols/first_export_review`: its per-day counts, means and hours per sensor and device
+/// must equal those `scripts/export-daily-figures.py` computes from the files on its own
+/// (Python's gzip, json and csv and the `zstd` command; no Sensorium code).
+enum ExportFixtures {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let mdh = root.appendingPathComponent("Tests/Fixtures/exports/mdh/RK.4F2A9C.Sleep and Light Pilot_20231106-20231109").path
+    static let mhc = root.appendingPathComponent("Tests/Fixtures/exports/mhc").path
+
+    static func csvFields(_ line: String) -> [String] {
+        var fields: [String] = [], current = "", quoted = false
+        for c in line {
+            if c == "\"" { quoted.toggle() } else if c == "," && !quoted { fields.append(current); current = "" } else { current.append(c) }
+        }
+        fields.append(current)
+        return fields
+    }
+}
+
+extension SensoriumCLITests {
+
+    /// Imports `source` as `format`, replays the review protocol over it, and compares its
+    /// `daily` table with the independent figures. Returns the import's summary.
+    func checkExportDailyFigures(format: String, source: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let store = folder.appendingPathComponent("\(format).sqlite").path
+        let imported = try sensorium(["import", "--format", format, source, "--into", store], timeout: 120)
+        XCTAssertEqual(imported.status, 0, imported.stderr, file: file, line: line)
+        let out = folder.appendingPathComponent("out-\(format)").path
+        let run = try sensorium(["run", ExportFixtures.root.appendingPathComponent("protocols/first_export_review").path,
+                                 "--recording", store, "--out", out, "--quiet"], timeout: 120)
+        XCTAssertEqual(run.status, 0, run.stderr, file: file, line: line)
+        let script = ExportFixtures.root.appendingPathComponent("scripts/export-daily-figures.py").path
+        let python = try ChildProcess.run("/usr/bin/env", ["python3", script, format, source], timeout: 120)
+        XCTAssertEqual(python.status, 0, String(decoding: python.stderr, as: UTF8.self), file: file, line: line)
+        let independent = Set(String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").dropFirst().map(String.init))
+        // The protocol's table without its unit column (participant,day,sensor,device,samples,mean,unit,hours).
+        let table = try String(contentsOfFile: out + "/daily.csv", encoding: .utf8)
+        let lines = table.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "participant,day,sensor,device,samples,mean,unit,hours", file: file, line: line)
+        let protocolRows = Set(lines.dropFirst().map { row -> String in
+            var fields = ExportFixtures.csvFields(row)
+            fields.remove(at: 6)
+            return fields.map { $0.contains(",") ? "\"\($0)\"" : $0 }.joined(separator: ",")
+        })
+        XCTAssertFalse(independent.isEmpty, file: file, line: line)
+        XCTAssertEqual(protocolRows.subtracting(independent).sorted(), [], "rows Sensorium reports that the files do not hold", file: file, line: line)
+        XCTAssertEqual(independent.subtracting(protocolRows).sorted(), [], "rows the files hold that Sensorium does not report", file: file, line: line)
+        return imported.stdout
+    }
+
+    func testMyDataHelpsExportImportsWholeAndMatchesTheFiles() throws {
+        let summary = try checkExportDailyFigures(format: "mdh-json", source: ExportFixtures.mdh)
+        assertContains(summary, "ambientLightSensor watch Watch6,14")
+        assertContains(summary, "form: MyDataHelps item timestamps in milliseconds since 1970: 26 file(s)")
+        assertContains(summary, "form: MyDataHelps item timestamps in seconds since 1970: 4 file(s)")
+        assertContains(summary, "heartRate date: absent in 873 sample(s); timed by their item's timestamp")
+        assertContains(summary, "duplicates dropped: 18 (18 exact duplicates in the input, 0 already stored)")
+    }
+
+    func testMyHeartCountsTreeImportsWholeAndMatchesTheFiles() throws {
+        let summary = try checkExportDailyFigures(format: "mhc", source: ExportFixtures.mhc)
+        assertContains(summary, "ambientLightSensor watch Watch7,2")
+        assertContains(summary, "wristTemperature watch Watch6,1")
+        // The re-upload of one day under a new name: its rows are dropped as duplicates.
+        assertContains(summary, "ambientLightSensor phone iPhone16,1  256 read, 192 stored, duplicates: 64 in the input")
+        assertContains(summary, "not SensorKit data (a HealthKit sample upload: 'HKQuantityTypeIdentifierStepCount')")
+    }
+
+    func testAnImportThatFindsNoSamplesFailsAndNamesWhatItSkipped() throws {
+        try write("tree/users/u1/liveHealthSamples/HKQuantityTypeIdentifierStepCount_1.json", "[]")
+        let r = try sensorium(["import", "--format", "mhc", folder.appendingPathComponent("tree").path, "--into", "s.sqlite"])
+        XCTAssertEqual(r.status, 1)
+        assertContains(r.stderr, "nothing was imported: no SensorKit uploads found")
+        assertContains(r.stderr, "HKQuantityTypeIdentifierStepCount_1.json (not SensorKit data")
+    }
+}
