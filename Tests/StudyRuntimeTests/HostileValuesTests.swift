@@ -267,4 +267,190 @@ final class HostileValuesTests: XCTestCase {
         XCTAssertEqual(ChartNumber.ticks(0, 5e-324).values, [0, 5e-324])
         XCTAssertEqual(ChartNumber.ticks(-1.7e308, 1.7e308).values, [-1.7e308, 1.7e308])
     }
+
+    // MARK: from Lua
+
+    /// A world whose one phone holds ambient-light samples with the given times and lux,
+    /// written one a second from the start of day 2 (so a fetch on day 3 gets them all).
+    struct HostileWorld: CohortWorld, WorkerWorld, SampleSource {
+        let start: Double
+        let times: [Double]
+        let lux: [Double]
+        var source: any SampleSource { self }
+        func open(fresh: Bool) -> any WorkerWorld { self }
+        func prepare(_ model: inout ParticipantModel, participant id: String) -> [AuthorizationChange] { [] }
+        func devices(participant: String) -> [SRDevice] { [.defaultPhone] }
+        func samples(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double) -> SampleBatch {
+            let rows = times.indices.filter { i in let w = start + 86_400 + Double(i); return w > after && w <= through }
+            guard sensor == .ambientLightSensor, !rows.isEmpty else { return SampleBatch(sensor: sensor) }
+            return SampleBatch(sensor: sensor, writeTimes: rows.map { start + 86_400 + Double($0) }, times: rows.map { times[$0] },
+                               columns: [Column(name: "lux", data: .double(rows.map { lux[$0] }))])
+        }
+    }
+
+    struct HostilePlanner: CohortPlanner {
+        let times: [Double]
+        let lux: [Double]
+        func plan(_ options: StudyOptions) throws -> CohortPlan {
+            let utc = TimeZone(identifier: "UTC")!
+            let start = LocalTime.parse("2026-03-02", utc)!
+            let settings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
+                                       start: start, days: 3, seed: 7, limits: options.limits, switches: WorldSwitches(), failFast: false)
+            return CohortPlan(settings: settings, setups: [ParticipantSetup(id: "P1", timeZone: HostileValuesTests.berlin)],
+                              world: HostileWorld(start: start, times: times, lux: lux), facts: [], warnings: [])
+        }
+    }
+
+    /// The protocol: every SampleSet aggregate and every grouping × aggregate (names from the
+    /// bindings' tables), `where`, the display, `time`/`os.date`/`string.format` over each
+    /// hostile value, and plots of them; one line per call, "ok" or the error.
+    static var luaSweep: String {
+        let list = { (names: [String]) in names.map { "\"\($0)\"" }.joined(separator: ", ") }
+        return """
+        local T = require "t"
+        local plot = require "plot"
+        local stdtime = require "time"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        local hostile = { 0/0, math.huge, -math.huge, 1e300, -1e300, -1e9, 5e9, 1e12, math.maxinteger, math.mininteger }
+        local function try(label, f, ...)
+          local ok, r = pcall(f, ...)
+          print(label .. " " .. (ok and "ok" or ("error: " .. tostring(r))))
+        end
+        schedule.at("day 3 12:00", function(now)
+          local set = light:samples { from = time.studyStart(), to = now }
+          print("rows " .. set:count())
+          for _, name in ipairs { \(list(Bindings.statPickers.map(\.0))) } do try("set:" .. name, set[name], set, "lux") end
+          try("set:quantile", set.quantile, set, "lux", 0.5)
+          try("set:weightedMean", set.weightedMean, set, "lux", "lux")
+          try("set:summarize", set.summarize, set, { n = { "count" }, m = { "mean", "lux" } })
+          try("set:where", function() return set:where("lux", ">", 0/0):count() + set:where("time", "<", math.huge):count() end)
+          try("set:display", __test.metamethod("SampleSet.__inspect"), set)
+          try("set:first", set.first, set, 3)
+          local groupings = {}
+          for _, name in ipairs { \(list(Bindings.namedGroupings.map(\.0))) } do groupings[#groupings + 1] = { name, set[name](set) } end
+          groupings[#groupings + 1] = { "byWindow", set:byWindow(900) }
+          for _, pair in ipairs(groupings) do
+            local name, g = pair[1], pair[2]
+            for _, agg in ipairs { \(list(Bindings.groupAggregates.map(\.0))) } do try(name .. ":" .. agg, g[agg], g, "lux") end
+            try(name .. ":quantile", g.quantile, g, "lux", 0.5)
+            try(name .. ":quantiles", g.quantiles, g, "lux", { 0.1, 0.9 })
+            try(name .. ":summarize", g.summarize, g, { n = { "count" }, q = { "quantile", "lux", 0.5 } })
+          end
+          for i, v in ipairs(hostile) do
+            try("time.day " .. i, time.day, v)
+            try("time.startOfDay " .. i, time.startOfDay, v)
+            try("time.format " .. i, time.format, v)
+            try("time.hourOfDay " .. i, stdtime.hourOfDay, v)
+            try("time.week " .. i, stdtime.week, v)
+            try("time.studyDay " .. i, stdtime.studyDay, v)
+            try("os.date " .. i, os.date, "*t", v)
+            try("os.date! " .. i, os.date, "!%Y-%m-%d %H:%M:%S", v)
+            try("string.format " .. i, string.format, "%d", v)
+            try("os.time " .. i, os.time, { year = v, month = 1, day = 1 })
+            try("report.row " .. i, report.row, "hostile", { value = v })
+          end
+          try("time.daysBetween", stdtime.daysBetween, -1e300, 1e300)
+          try("plot.line", plot.line, "line", { x = hostile, y = hostile })
+          try("plot.scatter", plot.scatter, "scatter", { x = hostile, y = hostile })
+          try("plot.bars", plot.bars, "bars", { x = { "a", "b", "c" }, y = { 0/0, math.huge, -1e300 } })
+          try("plot.hourByDay", plot.hourByDay, "hbd", { { start = 0/0, value = 1 } }, { from = time.studyStart(), to = now })
+          print("done")
+        end)
+        """
+    }
+
+    /// Runs the sweep over one world; returns the printed lines and the runner.
+    func runSweep(times: [Double], lux: [Double]) throws -> (lines: [String], runner: StudyRunner) {
+        setenv("SENSORIUM_TEST_BUILTINS", "1", 1)
+        defer { unsetenv("SENSORIUM_TEST_BUILTINS") }
+        let h = try ProtocolHarness()
+        let path = try h.write("protocol.lua", HostileValuesTests.luaSweep)
+        var options = StudyOptions(protocolPath: path, moduleDirectories: [h.folder.path, ProtocolHarness.stdlibFolder])
+        options.limits.timeLimitMilliseconds = 0
+        let runner = StudyRunner(options: options, planner: HostilePlanner(times: times, lux: lux))
+        var output = ""
+        try runner.run { output += $0 }
+        return (output.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("[") }, runner)
+    }
+
+    /// From Lua: a NaN sample time makes every grouping raise an error naming the sensor and
+    /// the time, while ungrouped aggregates, filters and the display answer; time, date and
+    /// format functions raise clear errors over hostile values; plots render valid SVG.
+    func testLuaSweepOverHostileTimesAndValues() throws {
+        let base = 1_772_496_000.0     // 2026-03-03 00:00 UTC
+        let times = [base, .nan, base + 60, 1e300, -1e9]
+        let lux = [10, .infinity, .nan, 1e300, -1e300]
+        let (lines, runner) = try runSweep(times: times, lux: lux)
+        XCTAssertTrue(lines.first?.hasPrefix("rows ") == true)
+        XCTAssertEqual(lines.last, "done")
+        let result = Dictionary(lines.compactMap { line -> (String, String)? in
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            // Labels may hold one space ("time.day 1"): split at " ok" / " error: ".
+            if let r = line.range(of: " ok", options: .backwards), r.upperBound == line.endIndex { return (String(line[..<r.lowerBound]), "ok") }
+            if let r = line.range(of: " error: ") { return (String(line[..<r.lowerBound]), String(line[r.upperBound...])) }
+            return (String(line[..<space]), String(line[line.index(after: space)...]))
+        }, uniquingKeysWith: { a, _ in a })
+        // Every grouping × aggregate: the NaN time (the second row) is named.
+        for name in Bindings.namedGroupings.map(\.0) + ["byWindow"] {
+            for agg in Bindings.groupAggregates.map(\.0) + ["quantile", "quantiles", "summarize"] {
+                let r = try XCTUnwrap(result["\(name):\(agg)"], "\(name):\(agg) missing")
+                XCTAssertTrue(r.hasSuffix("cannot group ambientLightSensor samples \(name == "byWindow" ? "by 900 s windows" : name == "byHour" ? "by hour" : name == "byDay" ? "by day" : "by hour of day"): sample time nan is not a time (expected a finite number of seconds since 1970)"), "\(name):\(agg): \(r)")
+            }
+        }
+        for name in Bindings.statPickers.map(\.0) + ["quantile", "weightedMean", "summarize", "where", "display", "first"] {
+            XCTAssertEqual(result["set:\(name)"], "ok", "set:\(name)")
+        }
+        XCTAssertTrue(result["time.day 1"]?.contains("expected a time: nan is not a time") == true, "\(result["time.day 1"] ?? "")")
+        XCTAssertTrue(result["time.startOfDay 4"]?.contains("expected a time: 1e+300 is outside the calendar (the years 1 to 9999") == true)
+        XCTAssertEqual(result["time.day 6"], "ok")                          // 1938
+        XCTAssertEqual(result["time.day 7"], "ok")                          // 2128
+        XCTAssertTrue(result["time.day 8"]?.contains("outside the calendar") == true) // year 33658
+        XCTAssertTrue(result["os.date 1"]?.contains("number has no integer representation") == true, "\(result["os.date 1"] ?? "")")
+        XCTAssertEqual(result["os.date 8"], "ok")
+        XCTAssertTrue(result["os.date 9"]?.contains("number has no integer representation") == true, "\(result["os.date 9"] ?? "")")
+        XCTAssertTrue(result["string.format 4"]?.contains("number has no integer representation") == true)
+        XCTAssertTrue(result["os.time 4"]?.contains("not an integer") == true, "\(result["os.time 4"] ?? "")")
+        XCTAssertTrue(result["os.time 9"]?.contains("out-of-bound") == true, "\(result["os.time 9"] ?? "")")
+        XCTAssertTrue(result["time.daysBetween"]?.contains("outside the calendar") == true)
+        XCTAssertTrue(result["time.studyDay 8"]?.contains("1000000000000 is outside the calendar") == true, "\(result["time.studyDay 8"] ?? "")")
+        XCTAssertEqual(result["time.studyDay 6"], "ok")
+        XCTAssertTrue(result["time.hourOfDay 1"]?.contains("number has no integer representation") == true)
+        XCTAssertTrue(result["time.week 4"]?.contains("number has no integer representation") == true)
+        XCTAssertTrue(result["plot.hourByDay"]?.contains("nan is not a time") == true, "\(result["plot.hourByDay"] ?? "")")
+        XCTAssertEqual(result["report.row 1"], "ok")
+        for name in ["plot.line", "plot.scatter", "plot.bars", "plot.hourByDay"] {
+            XCTAssertNotNil(result[name], name)
+        }
+        for chart in runner.report.charts {
+            let svg = ChartSVG.render(chart)
+            XCTAssertFalse(svg.contains("\"nan") || svg.contains("\"inf") || svg.contains("\"-inf"), chart.name)
+        }
+        _ = runner.report.renderText()
+    }
+
+    /// Random batches from Lua, times and values mixed: the run survives, a grouping either
+    /// answers or raises the grouping error, and ungrouped aggregates always answer.
+    func testLuaSweepOverRandomBatches() throws {
+        var g = Generator(state: 2121)
+        let base = 1_772_496_000.0
+        for _ in 0..<12 {
+            let n = 1 + g.below(12)
+            let times = (0..<n).map { _ in g.chance(25) ? g.pick(HostileValuesTests.unsupportedTimes + HostileValuesTests.extremeTimes) : base + Double(g.below(86_400)) }
+            let lux = (0..<n).map { _ in g.chance(30) ? g.pick(HostileValuesTests.hostileValues) : Double(g.below(1000)) }
+            let (lines, _) = try runSweep(times: times, lux: lux)
+            // SensorKit may deliver a result twice (the duplicate switch): at least every row.
+            XCTAssertGreaterThanOrEqual(Int(lines.first?.dropFirst(5) ?? "") ?? 0, n, lines.first ?? "")
+            XCTAssertEqual(lines.last, "done")
+            let grouped = lines.filter { $0.hasPrefix("by") }
+            XCTAssertEqual(grouped.count, 4 * (Bindings.groupAggregates.count + 3))
+            let bad = times.contains { LocalTime.rangeProblem($0) != nil }
+            for line in grouped {
+                if bad { XCTAssertTrue(line.contains("error: ") && line.contains("cannot group ambientLightSensor samples"), line) }
+                else { XCTAssertTrue(line.hasSuffix(" ok"), line) }
+            }
+            for line in lines where line.hasPrefix("set:") { XCTAssertTrue(line.hasSuffix(" ok"), line) }
+        }
+    }
 }
