@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
         .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyWorlds", "LuaHost", "SensorKitModel", "SensorBackends",
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyWorlds", "LuaHost", "SensorKitModel", "SensorBackends", "CivilTime",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).
         // CZlib: the browser test decodes Chromium's PNG screenshots.

@@ -88,8 +88,12 @@ public struct LocalClock: Sendable {
         return w - offsets[offsets.count - 1]
     }
 
-    /// The civil day (days since 1970-01-01, local) that contains instant `t`.
+    /// The civil day (days since 1970-01-01, local) that contains instant `t`. Total: a `t`
+    /// outside `LocalTime.supportedInstants` (NaN included, taken as its lower end) is first
+    /// clamped into it.
     public func day(containing t: Double) -> Int {
+        let range = LocalTime.supportedInstants
+        let t = t.isNaN ? range.lowerBound : Swift.min(Swift.max(t, range.lowerBound), range.upperBound.nextDown)
         var d = Int((wall(t) / 86_400).rounded(.down))
         while instant(wall: Double(d + 1) * 86_400) <= t { d += 1 }
         while d > Int.min / 2 && instant(wall: Double(d) * 86_400) > t { d -= 1 }

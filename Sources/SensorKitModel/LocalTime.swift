@@ -8,7 +8,28 @@ import Foundation
 /// groups, scenario times, the simulator (with `ZoneTimeline`/`LocalClock` for travel) and
 /// the command line all use it; its civil-day arithmetic is `CivilTime.CivilDays`, which
 /// `LuaHost`'s `os.date` shares.
+///
+/// The calendar covers `supportedInstants` (the years 1 to 9999, UTC). Every function here is
+/// total: none traps on NaN, an infinity or a huge number. Outside the range the labels are
+/// the number itself (`"nan"`, `"1e+300"`) and day arithmetic returns its argument; callers
+/// that take times from scripts, stores or scenarios check `rangeProblem` first and raise it.
 public enum LocalTime {
+    /// The instants the calendar service covers: 0001-01-01 00:00:00 UTC up to (not
+    /// including) 10000-01-01 00:00:00 UTC. Times before 1970 are negative and supported.
+    public static let supportedInstants: Range<Double> = -62_135_596_800 ..< 253_402_300_800
+
+    /// What the calendar covers, for messages.
+    public static let supportedText = "the years 1 to 9999: -62135596800 to 253402300799 seconds since 1970"
+
+    /// Why `t` cannot be placed on the calendar, or nil when it can:
+    /// "nan is not a time (expected a finite number of seconds since 1970)" or
+    /// "1e+300 is outside the calendar (the years 1 to 9999: …)".
+    public static func rangeProblem(_ t: Double) -> String? {
+        if !t.isFinite { return "\(NumberText.plain(t)) is not a time (expected a finite number of seconds since 1970)" }
+        if !supportedInstants.contains(t) { return "\(NumberText.plain(t)) is outside the calendar (\(supportedText))" }
+        return nil
+    }
+
     /// A Gregorian calendar in `tz`.
     public static func calendar(_ tz: TimeZone) -> Calendar {
         var c = Calendar(identifier: .gregorian)
@@ -35,11 +56,16 @@ public enum LocalTime {
     }
 
     /// A wall time formatted by C's `strftime` as its UTC reading (`"%Y-%m-%d %H:00"`):
-    /// labels of local hours and days, already shifted to local time.
+    /// labels of local hours and days, already shifted to local time. A wall time beyond
+    /// `supportedInstants` widened by a day either way (any UTC offset) is labelled with
+    /// the number itself (`"nan"`, `"1e+300"`), never a trap.
     public static func wallLabel(_ wall: Double, _ format: String) -> String {
+        guard wall.isFinite, wall >= supportedInstants.lowerBound - 86_400, wall < supportedInstants.upperBound + 86_400 else {
+            return NumberText.plain(wall)
+        }
         var time = time_t(wall.rounded(.down))
         var parts = tm()
-        gmtime_r(&time, &parts)
+        guard gmtime_r(&time, &parts) != nil else { return NumberText.plain(wall) }
         var buf = [CChar](repeating: 0, count: 64)
         let n = strftime(&buf, buf.count, format, &parts)
         return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -54,14 +80,17 @@ public enum LocalTime {
     /// ISO weekday (1 = Monday … 7 = Sunday) of civil day `day` (days since 1970-01-01).
     public static func isoWeekday(day: Int) -> Int { Int(CivilDays.isoWeekday(Int64(day))) }
 
-    /// Start (UTC seconds) of the local day containing `t`.
+    /// Start (UTC seconds) of the local day containing `t`; `t` itself outside `supportedInstants`.
     public static func startOfDay(_ t: Double, _ tz: TimeZone) -> Double {
-        calendar(tz).startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
+        guard supportedInstants.contains(t) else { return t }
+        return calendar(tz).startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
     }
 
     /// The instant of local time `hour:minute` on the local day containing `day`.
-    /// A time that does not exist (DST gap) moves forward by the gap.
+    /// A time that does not exist (DST gap) moves forward by the gap. `day` itself outside
+    /// `supportedInstants`.
     public static func time(onDayOf day: Double, hour: Int, minute: Int, _ tz: TimeZone) -> Double {
+        guard supportedInstants.contains(day) else { return day }
         let cal = calendar(tz)
         var comps = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: day))
         comps.hour = hour
@@ -70,23 +99,28 @@ public enum LocalTime {
         return cal.date(from: comps)?.timeIntervalSince1970 ?? (startOfDay(day, tz) + Double(hour * 3600 + minute * 60))
     }
 
-    /// The local day after the one containing `t` (its start).
+    /// The local day after the one containing `t` (its start); `t` itself outside `supportedInstants`.
     public static func nextDay(_ t: Double, _ tz: TimeZone) -> Double {
+        guard supportedInstants.contains(t) else { return t }
         let cal = calendar(tz)
         let start = cal.startOfDay(for: Date(timeIntervalSince1970: t))
-        return cal.date(byAdding: .day, value: 1, to: start)!.timeIntervalSince1970
+        return cal.date(byAdding: .day, value: 1, to: start)?.timeIntervalSince1970 ?? start.timeIntervalSince1970 + 86_400
     }
 
-    /// "YYYY-MM-DD" of the local day containing `t`.
+    /// "YYYY-MM-DD" of the local day containing `t`; the number itself (`"nan"`) outside `supportedInstants`.
     public static func dayLabel(_ t: Double, _ tz: TimeZone) -> String {
+        guard supportedInstants.contains(t) else { return NumberText.plain(t) }
         let c = calendar(tz).dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t))
-        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        guard let y = c.year, let m = c.month, let d = c.day else { return NumberText.plain(t) }
+        return String(format: "%04d-%02d-%02d", y, m, d)
     }
 
-    /// "YYYY-MM-DD HH:MM" local.
+    /// "YYYY-MM-DD HH:MM" local; the number itself (`"nan"`) outside `supportedInstants`.
     public static func minuteLabel(_ t: Double, _ tz: TimeZone) -> String {
+        guard supportedInstants.contains(t) else { return NumberText.plain(t) }
         let c = calendar(tz).dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: t))
-        return String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+        guard let y = c.year, let m = c.month, let d = c.day, let h = c.hour, let mi = c.minute else { return NumberText.plain(t) }
+        return String(format: "%04d-%02d-%02d %02d:%02d", y, m, d, h, mi)
     }
 
     /// Parses "YYYY-MM-DD" (local midnight in `tz`) or "YYYY-MM-DD HH:MM" / "YYYY-MM-DDTHH:MM[:SS]".

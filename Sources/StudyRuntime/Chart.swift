@@ -1,4 +1,5 @@
 import Foundation
+import SensorKitModel
 
 /// A chart a protocol drew with the stdlib `plot` module, rendered as SVG by `ChartSVG`.
 ///
@@ -69,8 +70,10 @@ public struct Chart: Sendable, Equatable, Codable {
 
 /// Fixed-format numbers for SVG and labels: the same value always prints the same text.
 enum ChartNumber {
-    /// A coordinate with one decimal (`12.5`, `-3`), never `-0`.
+    /// A coordinate with one decimal (`12.5`, `-3`), never `-0`. Total, and always a valid
+    /// SVG number: coordinates are clamped to ±10^6 (far off any canvas) and NaN draws at 0.
     static func coord(_ v: Double) -> String {
+        let v = v.isNaN ? 0 : Swift.min(Swift.max(v, -1e6), 1e6)
         let r = (v * 10).rounded() / 10
         if r == r.rounded() { return String(Int64(r == 0 ? 0 : r)) }
         return String(format: "%.1f", r)
@@ -93,9 +96,10 @@ enum ChartNumber {
         return top >= 1e7 ? 1e6 : (top >= 1e4 ? 1e3 : 1)
     }
 
-    /// A value in a legend or fit text: 3 significant digits.
+    /// A value in a legend or fit text: 3 significant digits (`nan`, `inf`, `-inf` by name).
     static func value(_ v: Double) -> String {
         if v == 0 { return "0" }
+        if !v.isFinite { return NumberText.plain(v) }
         let digits = max(0, 2 - Int(floor(log10(abs(v)))))
         return trim(label(v, decimals: min(digits, 4)))
     }
@@ -107,12 +111,14 @@ enum ChartNumber {
     }
 
     /// "Nice" ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `target` of them.
-    /// Returns the ticks and the decimals their labels need.
+    /// Returns the ticks and the decimals their labels need. Total: a range without such
+    /// steps (not finite, or too wide or too narrow for a Double step) gets its two ends.
     static func ticks(_ lo: Double, _ hi: Double, target: Int = 5) -> (values: [Double], decimals: Int) {
-        guard lo.isFinite, hi.isFinite, hi > lo else { return ([lo], 0) }
+        guard lo.isFinite, hi.isFinite, hi > lo else { return ([lo.isFinite ? lo : 0], 0) }
         let raw = (hi - lo) / Double(max(target, 1))
         let magnitude = pow(10, floor(log10(raw)))
         let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
+        guard raw.isNormal, magnitude.isNormal, step.isFinite, lo + step > lo else { return ([lo, hi], 0) }
         let first = (lo / step).rounded(.up) * step
         var values: [Double] = []
         var i = 0.0

@@ -125,8 +125,21 @@ public enum ChartSVG {
     struct Frame {
         var left = 72.0, top = 48.0, right = ChartSVG.width - 20, bottom = 270.0
         var x0 = 0.0, x1 = 1.0, y0 = 0.0, y1 = 1.0
-        func px(_ x: Double) -> Double { left + (x - x0) / (x1 - x0) * (right - left) }
-        func py(_ y: Double) -> Double { bottom - (y - y0) / (y1 - y0) * (bottom - top) }
+        func px(_ x: Double) -> Double { left + Frame.fraction(x, x0, x1) * (right - left) }
+        func py(_ y: Double) -> Double { bottom - Frame.fraction(y, y0, y1) * (bottom - top) }
+
+        /// (v − a) / (b − a), computed on halves where a difference overflows (a range
+        /// spanning ±1e308), so every finite value of a finite range has a finite place.
+        static func fraction(_ v: Double, _ a: Double, _ b: Double) -> Double {
+            let d = v - a, w = b - a
+            return d.isFinite && w.isFinite ? d / w : (v / 2 - a / 2) / (b / 2 - a / 2)
+        }
+    }
+
+    /// `lo` and `hi` clamped to the finite Doubles (a padded range may overflow).
+    static func finite(_ lo: Double, _ hi: Double) -> (Double, Double) {
+        let big = Double.greatestFiniteMagnitude
+        return (Swift.min(Swift.max(lo, -big), big), Swift.min(Swift.max(hi, -big), big))
     }
 
     /// Data range padded so nothing sits on the frame; a constant gets a unit-wide range.
@@ -134,8 +147,8 @@ public enum ChartSVG {
         var lo = values.min() ?? 0, hi = values.max() ?? 1
         if includeZero { lo = min(lo, 0); hi = max(hi, 0) }
         if hi == lo { return (lo - 1, hi + 1) }
-        let pad = (hi - lo) * 0.05
-        return (includeZero && lo == 0 ? 0 : lo - pad, hi + pad)
+        let pad = (hi - lo).isFinite ? (hi - lo) * 0.05 : (hi / 2 - lo / 2) * 0.1
+        return finite(includeZero && lo == 0 ? 0 : lo - pad, hi + pad)
     }
 
     static func drawYAxis(_ f: Frame, label: String?, _ svg: inout Canvas) -> Frame {
@@ -157,8 +170,10 @@ public enum ChartSVG {
     /// Local-time ticks over [x0, x1]: `marks` (tick positions) and `labels` (position, text).
     /// Up to 36 hours: clock hours, marked and labelled alike. Longer: marks at local
     /// midnights, each day labelled at its middle ("Mar 29" centred on a 23-hour day too);
-    /// every k-th day, so that at most ~14 are labelled.
+    /// every k-th day, so that at most ~14 are labelled. No ticks where the span leaves the
+    /// calendar (`LocalTime.supportedInstants`): the axis then has its title only.
     static func timeTicks(_ x0: Double, _ x1: Double, _ zone: TimeZone) -> (marks: [Double], labels: [(Double, String)]) {
+        guard LocalTime.supportedInstants.contains(x0), LocalTime.supportedInstants.contains(x1), x0 <= x1 else { return ([], []) }
         let calendar = LocalTime.calendar(zone)
         let span = x1 - x0
         if span <= 36 * 3600 {
@@ -200,13 +215,14 @@ public enum ChartSVG {
         let top = header(chart, legend: legend(chart), &svg)
         var f = Frame()
         f.top = top
-        let xs = chart.series.flatMap(\.x)
+        let xs = chart.series.flatMap(\.x).filter(\.isFinite)
         let ys = chart.series.flatMap { $0.y.compactMap { $0 } }.filter(\.isFinite)
         guard !ys.isEmpty else { noData(f, &svg); return }
         let time = chart.kind != .scatter
         if time {
             let lo = xs.min() ?? 0, hi = max(xs.max() ?? 1, lo + 3600)
-            (f.x0, f.x1) = (lo - (hi - lo) * 0.03, hi + (hi - lo) * 0.03)   // points clear of the frame
+            let pad = (hi - lo).isFinite ? (hi - lo) * 0.03 : (hi / 2 - lo / 2) * 0.06
+            (f.x0, f.x1) = finite(lo - pad, hi + pad)   // points clear of the frame
         } else {
             (f.x0, f.x1) = range(xs)
         }
@@ -230,7 +246,12 @@ public enum ChartSVG {
         var fits: [String] = []
         for (i, s) in chart.series.enumerated() {
             // Points in time order (a series may have been added to out of order); the sort is stable.
-            let order = chart.kind == .scatter ? Array(s.x.indices) : s.x.indices.sorted { (s.x[$0], $0) < (s.x[$1], $1) }
+            // NaN x (never drawn) sorts last, keeping the order a strict one.
+            let order = chart.kind == .scatter ? Array(s.x.indices) : s.x.indices.sorted { a, b in
+                let (xa, xb) = (s.x[a], s.x[b])
+                if xa.isNaN || xb.isNaN { return xa.isNaN == xb.isNaN ? a < b : xb.isNaN }
+                return (xa, a) < (xb, b)
+            }
             let xs = order.map { s.x[$0] }, ys = order.map { s.y[$0] }
             let points = zip(xs, ys).compactMap { x, y in y.flatMap { $0.isFinite && x.isFinite ? (x, $0) : nil } }
             switch chart.kind {
@@ -250,7 +271,7 @@ public enum ChartSVG {
                     run = []
                 }
                 for (k, x) in xs.enumerated() {
-                    guard let y = ys[k], y.isFinite else { flush(); continue }
+                    guard let y = ys[k], y.isFinite, x.isFinite else { flush(); continue }
                     if chart.kind == .step, let last = run.last { run.append((f.px(x), last.1)) }
                     run.append((f.px(x), f.py(y)))
                 }

@@ -35,12 +35,7 @@ public struct InputRange: Sendable {
     }
 
     /// A number as a user would write it: whole numbers without `.0`, NaN and infinities by name.
-    public static func text(_ d: Double) -> String {
-        if d.isNaN { return "nan" }
-        if d.isInfinite { return d > 0 ? "inf" : "-inf" }
-        if d.rounded() == d, abs(d) < 1e15 { return String(Int64(d)) }
-        return "\(d)"
-    }
+    public static func text(_ d: Double) -> String { NumberText.plain(d) }
 }
 
 /// The limits of the domain, named once.

@@ -19,6 +19,15 @@ extension Bindings {
         }))
     }
 
+    /// The time argument at `index` of `time.day`/`time.startOfDay` (the clock's now when
+    /// absent); a time the calendar cannot place (NaN, ±inf, beyond the years 1 to 9999:
+    /// `LocalTime.rangeProblem`) is an argument error naming the value.
+    func calendarTime(_ call: LuaCall, _ index: Int32) throws -> Double {
+        guard let t = try call.optionalDouble(index) else { return run.model.clock.wallNow }
+        if let problem = LocalTime.rangeProblem(t) { throw LuaArgumentError(index: index, message: "expected a time: \(problem)") }
+        return t
+    }
+
     func runtimeFunctions() -> [(String, LuaFunction)] {
         [
             ("log", { [unowned self] call in
@@ -32,11 +41,11 @@ extension Bindings {
                 return 1
             }),
             ("day", { [unowned self] call in
-                call.push(LocalTime.dayLabel(try call.optionalDouble(1) ?? self.run.model.clock.wallNow, self.run.clock.timeZone))
+                call.push(LocalTime.dayLabel(try self.calendarTime(call, 1), self.run.clock.timeZone))
                 return 1
             }),
             ("start_of_day", { [unowned self] call in
-                call.push(LocalTime.startOfDay(try call.optionalDouble(1) ?? self.run.model.clock.wallNow, self.run.clock.timeZone))
+                call.push(LocalTime.startOfDay(try self.calendarTime(call, 1), self.run.clock.timeZone))
                 return 1
             }),
             ("duration", { [unowned self] call in

@@ -193,11 +193,26 @@ public final class SampleSet: @unchecked Sendable {
 }
 
 /// How rows are grouped: by their local clock hour, local day, hour of the day (0–23), or fixed windows.
+///
+/// Every grouping keys a sample by its time on the calendar: a sample whose time is not
+/// finite or lies outside `LocalTime.supportedInstants` (the years 1 to 9999) belongs to no
+/// group, and grouping a set holding one throws `GroupingError` (a Lua error naming the
+/// sensor and the time). Times before 1970 group as any other.
 public enum Grouping: Sendable, Equatable {
     case localHour
     case localDay
     case hourOfDay
     case window(seconds: Double, origin: Double)
+
+    /// "by day", "by hour", "by hour of day", "by 900 s windows": for messages.
+    public var phrase: String {
+        switch self {
+        case .localHour: "by hour"
+        case .localDay: "by day"
+        case .hourOfDay: "by hour of day"
+        case .window(let seconds, _): "by \(NumberText.plain(seconds)) s windows"
+        }
+    }
 }
 
 /// What is computed per group.
@@ -308,6 +323,25 @@ public struct RowFilter: Sendable, Equatable {
 public struct FieldError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// A sample whose time cannot be grouped: not finite, or outside the calendar
+/// (`LocalTime.supportedInstants`). Broken data is an error, never silently missing data:
+/// "cannot group heartRate samples by day: sample time nan is not a time (expected a finite
+/// number of seconds since 1970)".
+public struct GroupingError: Error, Sendable, CustomStringConvertible {
+    public var sensor: Sensor
+    public var grouping: Grouping
+    public var time: Double
+    public init(sensor: Sensor, grouping: Grouping, time: Double) {
+        self.sensor = sensor
+        self.grouping = grouping
+        self.time = time
+    }
+    public var description: String {
+        "cannot group \(sensor.rawValue) samples \(grouping.phrase): sample time "
+            + (LocalTime.rangeProblem(time) ?? "\(NumberText.plain(time)) has no group")
+    }
 }
 
 /// Reads fields of a batch as numbers, including the virtual ones:
@@ -542,6 +576,8 @@ public struct RunningStats: Sendable, Equatable {
 
 /// Group keys for sample times in a time zone, fast within a stretch of constant UTC offset.
 struct LocalKeys {
+    /// The key of a time that has none (`keyRange`).
+    static let none = Int64.min
     let grouping: Grouping
     let timeZone: TimeZone
     private var offset = 0.0
@@ -563,7 +599,9 @@ struct LocalKeys {
         return offset
     }
 
+    /// The key of `t`, which must lie in `LocalTime.supportedInstants`; `Int64.min` otherwise.
     mutating func key(for t: Double) -> Int64 {
+        guard LocalTime.supportedInstants.contains(t) else { return Int64.min }
         switch grouping {
         case .localHour: return Int64(((t + localOffset(t)) / 3600).rounded(.down))
         case .localDay: return Int64(((t + localOffset(t)) / 86_400).rounded(.down))
@@ -577,10 +615,11 @@ struct LocalKeys {
     /// The key of `t` and a UTC range `from..<until` holding `t` in which every time has
     /// that key (`key(for:)` is monotone within a stretch of constant UTC offset, so the
     /// range's ends are the first times of this key and the next, found to the ulp), so a
-    /// caller keys a run of rows with two comparisons each. Non-finite `t`: key `Int64.min`
-    /// and an empty range.
+    /// caller keys a run of rows with two comparisons each. A `t` outside
+    /// `LocalTime.supportedInstants` (NaN and the infinities included) has no key: `Int64.min`
+    /// (`LocalKeys.none`, which no supported time has) and an empty range.
     mutating func keyRange(for t: Double) -> (key: Int64, from: Double, until: Double) {
-        guard t.isFinite, abs(t) < 1e15 else { return (Int64.min, .nan, .nan) }
+        guard LocalTime.supportedInstants.contains(t) else { return (LocalKeys.none, .nan, .nan) }
         let shift: Double, width: Double
         var from = -Double.infinity, until = Double.infinity
         switch grouping {
@@ -597,6 +636,9 @@ struct LocalKeys {
         let k = linear(t)
         from = Swift.max(from, LocalKeys.firstTime(of: k, guess: Double(k) * width - shift, linear) ?? t)
         until = Swift.min(until, LocalKeys.firstTime(of: k + 1, guess: Double(k + 1) * width - shift, linear) ?? t.nextUp)
+        // Only supported times share a key's range: a later row beyond the calendar is keyed (and refused) on its own.
+        from = Swift.max(from, LocalTime.supportedInstants.lowerBound)
+        until = Swift.min(until, LocalTime.supportedInstants.upperBound)
         if case .hourOfDay = grouping {
             let h = k % 24
             return (h < 0 ? h + 24 : h, from, until)

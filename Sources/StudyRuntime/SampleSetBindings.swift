@@ -46,7 +46,7 @@ extension Bindings {
             call.push(s.filtered(RowFilter(field: field, op: op, operand: operand)), as: self.sampleSetClass)
             return 1
         }
-        for (name, grouping) in [("byHour", Grouping.localHour), ("byDay", .localDay), ("byHourOfDay", .hourOfDay)] {
+        for (name, grouping) in Bindings.namedGroupings {
             c.method(name) { [unowned self] s, call in
                 call.push(GroupedSet(set: s, grouping: grouping), as: self.groupsClass)
                 return 1
@@ -98,11 +98,7 @@ extension Bindings {
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }
-        let aggregates: [(String, (String?) -> GroupAggregate?)] = [
-            ("count", { _ in .count }), ("sum", { $0.map { .sum($0) } }), ("mean", { $0.map { .mean($0) } }),
-            ("min", { $0.map { .min($0) } }), ("max", { $0.map { .max($0) } }), ("stddev", { $0.map { .stddev($0) } }),
-        ]
-        for (name, make) in aggregates {
+        for (name, make) in Bindings.groupAggregates {
             groupsClass.method(name) { g, call in
                 guard let aggregate = make(try call.optionalString(2)) else { throw call.argumentError(2, expected: "field name") }
                 let integral: Bool = switch aggregate {
@@ -134,6 +130,19 @@ extension Bindings {
         }
     }
 
+    /// `SampleSet` methods that group without arguments (`byWindow` takes a length and an origin).
+    /// A grouping over a sample whose time the calendar cannot place raises `GroupingError`.
+    static let namedGroupings: [(String, Grouping)] = [("byHour", .localHour), ("byDay", .localDay), ("byHourOfDay", .hourOfDay)]
+
+    /// `GroupedSampleSet` aggregates that take a field name (optional for `count`), besides
+    /// `quantile`, `quantiles` and `summarize`. Values are IEEE arithmetic over the present
+    /// values (NaN is no value): a sum may be `inf`, a stddev over infinities `nan`.
+    static let groupAggregates: [(String, @Sendable (String?) -> GroupAggregate?)] = [
+        ("count", { _ in .count }), ("sum", { $0.map { .sum($0) } }), ("mean", { $0.map { .mean($0) } }),
+        ("min", { $0.map { .min($0) } }), ("max", { $0.map { .max($0) } }), ("stddev", { $0.map { .stddev($0) } }),
+    ]
+
+    /// `SampleSet` aggregates of one field (besides `count`, `quantile`, `weightedMean`, `summarize`).
     static let statPickers: [(String, @Sendable (RunningStats) -> Double)] = [
         ("sum", { $0.sum }), ("mean", { $0.mean }), ("min", { $0.min }), ("max", { $0.max }), ("stddev", { $0.standardDeviation }),
     ]

@@ -209,18 +209,22 @@ struct SummaryPass {
     }
 
     /// Calls `body(key, a, b)` for each run of equal group keys over positions a..<b of the
-    /// chunk's rows (row indices `sel[a..<b]`, or a..<b when `sel` is nil).
-    private mutating func runs(_ batch: SampleBatch, _ sel: [Int]?, _ body: (inout SummaryPass, Int64, Int, Int) throws -> Void) rethrows {
+    /// chunk's rows (row indices `sel[a..<b]`, or a..<b when `sel` is nil). Throws
+    /// `GroupingError` (before any call) when a row's time has no key (`LocalKeys.keyRange`).
+    private mutating func runs(_ batch: SampleBatch, _ sel: [Int]?, _ body: (inout SummaryPass, Int64, Int, Int) throws -> Void) throws {
         let count = sel?.count ?? batch.count
         guard grouped else { try body(&self, 0, 0, count); return }
         var start = 0, runKey = Int64.min
         var cuts: [(Int64, Int, Int)] = []
         // Rows inside the current key's time range need no keying.
         var k = Int64.min, from = Double.nan, until = Double.nan
-        batch.times.withUnsafeBufferPointer { t in
+        try batch.times.withUnsafeBufferPointer { t in
             for j in 0..<count {
                 let time = t[sel?[j] ?? j]
-                if !(time >= from && time < until) { (k, from, until) = keyer.keyRange(for: time) }
+                if !(time >= from && time < until) {
+                    (k, from, until) = keyer.keyRange(for: time)
+                    if k == LocalKeys.none { throw GroupingError(sensor: batch.sensor, grouping: keyer.grouping, time: time) }
+                }
                 if k != runKey || j == 0 { if j > start { cuts.append((runKey, start, j)) }; start = j; runKey = k }
             }
         }
