@@ -143,7 +143,7 @@ struct TestCommand: ParsableCommand {
         guard let text = fm.contents(atPath: replays).map({ String(decoding: $0, as: UTF8.self) }) else { return runs }
         for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            let words = TestCommand.words(line)
             if words.isEmpty { continue }
             let dash = words.firstIndex(of: "--") ?? words.count
             let head = Array(words[..<dash]), flags = dash < words.count ? Array(words[(dash + 1)...]) : []
@@ -157,6 +157,18 @@ struct TestCommand: ParsableCommand {
             runs.append(GoldenRun(name: head[0], importArguments: ["--format", head[1]] + sources, runArguments: flags))
         }
         return runs
+    }
+
+    /// The words of a `replays.txt` line: separated by blanks; a word in double quotes may hold blanks.
+    static func words(_ line: String) -> [String] {
+        var words: [String] = [], current = "", quoted = false, started = false
+        for c in line {
+            if c == "\"" { quoted.toggle(); started = true }
+            else if (c == " " || c == "\t") && !quoted { if started { words.append(current) }; current = ""; started = false }
+            else { current.append(c); started = true }
+        }
+        if started { words.append(current) }
+        return words
     }
 
     /// Runs each golden run of one protocol folder; returns whether all passed.

@@ -685,8 +685,9 @@ final class RecordedImportTests: XCTestCase {
         let json = "{\"device\": {\"name\": \"iPhone\"}, \"samples\": [{\"timestamp\": 1732143600.5, \"sample\": {\"lux\": 3, \"placement\": 1, \"chromaticity\": {\"x\": 0, \"y\": 0}}}, {\"timestamp\": 1732143600500, \"sample\": {\"lux\": 3, \"placement\": 1, \"chromaticity\": {\"x\": 0, \"y\": 0}}}]}"
         try writeFile(dir, "mdh/sensorkit-ambient-light-sensor/iPhone/P1/d1/q.json", json)
         let e2 = importError(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh").path]), dir)
+        // A file's unit is decided by its first item: a later item in another unit is refused.
         XCTAssertTrue(e2.contains("q.json:1 at $.samples[1].timestamp"), e2)
-        XCTAssertTrue(e2.contains("looks like milliseconds"), e2)
+        XCTAssertTrue(e2.contains("1732143600500 is not a date in seconds since 1970, the unit of this file's items (decided by its first item)"), e2)
         // Seconds since 2001 are caught too.
         let f3 = try writeFile(dir, "in3/hr.csv", "timestamp,value,confidence,device\n753836400.5,60,3,Watch\n")
         let e3 = importError(ImportRequest(format: .mhcCSV, sources: [f3], participant: "p"), dir)
@@ -811,5 +812,40 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension RecordedImportTests {
+    /// MyDataHelps items in milliseconds (real exports) are read as such, decided per file by
+    /// the query window in its name; capitalised enumerations and `unknown<N>` are names.
+    func testMyDataHelpsMillisecondItemsAndCapitalisedEnumerationsImport() throws {
+        let dir = try recordedTempDir(self)
+        let item = { (ms: Int, placement: String) in
+            "{\"timestamp\":\(ms),\"sample\":{\"lux\":71,\"chromaticity\":{\"x\":0,\"y\":0},\"placement\":\"\(placement)\"}}"
+        }
+        let json = "{\"device\":{\"name\":\"W\",\"model\":\"Watch\",\"systemName\":\"watchOS\",\"systemVersion\":\"10.1\",\"productType\":\"Watch6,14\"},\"samples\":["
+            + [item(1699471879000, "FrontTopRight"), item(1699471939000, "frontTop"), item(1699471999000, "unknown<3>")].joined(separator: ",") + "]}"
+        try writeFile(dir, "mdh/sensorkit-ambient-light-sensor/AppleWatch/P1/d1/2023-11-07T155131-0600_2023-11-08T152527-0600.json", json)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let stats = try store.importData(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh").path], progressBar: false))
+        XCTAssertEqual(stats.rowsStored, 3)
+        XCTAssertEqual(stats.forms["MyDataHelps item timestamps in milliseconds since 1970"], 1)
+        let study = try RecordedStudy(store: store)
+        let p = try XCTUnwrap(study.participant("P1"))
+        let watch = try XCTUnwrap(p.devices.first)
+        XCTAssertEqual(watch.kind, .watch)
+        let batch = study.source.samples(participant: "P1", sensor: .ambientLightSensor, device: watch, writtenAfter: 1_699_471_000,
+                                         through: 1_699_472_000)
+        XCTAssertEqual(batch.writeTimes.array, [1_699_471_879, 1_699_471_939, 1_699_471_999])
+        XCTAssertEqual(batch.column("placement")?.data, .int([5, 1, 3]))
+    }
+
+    /// The unit of a file without a window in its name follows from the values; one value
+    /// that is a date in neither unit is refused with its JSON path.
+    func testQueryWindowParsing() {
+        let w = MDHItemTimes.queryWindow(fileName: "2023-11-07T155131-0600_2023-11-08T152527-0600.json.gz")
+        XCTAssertEqual(w?.from, 1_699_393_891)
+        XCTAssertEqual(w?.to, 1_699_478_727)
+        XCTAssertNil(MDHItemTimes.queryWindow(fileName: "samples.json"))
     }
 }

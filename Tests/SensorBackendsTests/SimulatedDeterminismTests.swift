@@ -102,8 +102,8 @@ final class DeterminismTests: XCTestCase {
         let hrOnPhone = s.samples(participant: "ana", sensor: .heartRate, device: .defaultPhone, writtenAfter: simMonday, through: simMonday + simDay)
         XCTAssertEqual(hrOnPhone.count, 0)
         XCTAssertEqual(hrOnPhone.columns.map(\.name), ["heartRate", "confidence", "timestamp"])
-        let alsOnWatch = s.samples(participant: "ana", sensor: .ambientLightSensor, device: .defaultWatch, writtenAfter: simMonday, through: simMonday + simDay)
-        XCTAssertEqual(alsOnWatch.count, 0)
+        let visitsOnWatch = s.samples(participant: "ana", sensor: .visits, device: .defaultWatch, writtenAfter: simMonday, through: simMonday + simDay)
+        XCTAssertEqual(visitsOnWatch.count, 0)
         XCTAssertEqual(s.samples(participant: "nobody", sensor: .accelerometer, device: .defaultPhone,
                                  writtenAfter: simMonday, through: simMonday + simDay).count, 0)
         let foreign = SRDevice(name: "Other", model: "iPhone", systemName: "iOS", systemVersion: "17.0",

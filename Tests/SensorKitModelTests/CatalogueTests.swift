@@ -68,7 +68,8 @@ final class CatalogueTests: XCTestCase {
         let watchOnly = Set(Sensor.allCases.filter { $0.deviceKinds == [.watch] })
         XCTAssertEqual(watchOnly, [.onWristState, .wristTemperature, .heartRate, .electrocardiogram, .photoplethysmogram, .sleepSessions])
         let both = Set(Sensor.allCases.filter { $0.deviceKinds == [.phone, .watch] })
-        XCTAssertEqual(both, [.accelerometer, .rotationRate, .odometer])
+        // Ambient light from the watch: a real MyDataHelps export holds it (recorded-formats.md §2).
+        XCTAssertEqual(both, [.accelerometer, .rotationRate, .odometer, .ambientLightSensor])
         XCTAssertEqual(Sensor.siriSpeechMetrics.firstOS, OSVersion(15))
         XCTAssertEqual(Sensor.ambientPressure.firstOS, OSVersion(15, 4))
         XCTAssertEqual(Sensor.mediaEvents.firstOS, OSVersion(16, 4))

@@ -262,7 +262,7 @@ final class SensoriumCLITests: XCTestCase {
             (["run", "nosuch.lua", "--memory-limit=-1"], "--memory-limit: -1 is outside the allowed range (a whole number from 0 to 65536 MiB)"),
             (["run", "nosuch.lua", "--time-limit", "1e300"], "--time-limit: 1e+300 is outside the allowed range (from 0 to 86400 seconds)"),
             (["export", "--into", "out", "--days", "0"], "--days: 0 is outside"),
-            (["import", "--format", "csv", "nosuch", "--into", "store.sqlite"], "'native', 'mhc-csv'"),
+            (["import", "--format", "csv", "nosuch", "--into", "store.sqlite"], "'native', 'mhc', 'mhc-csv'"),
         ]
         for (arguments, message) in cases {
             let result = try sensorium(arguments)

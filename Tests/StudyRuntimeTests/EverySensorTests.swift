@@ -118,9 +118,9 @@ final class EverySensorTests: XCTestCase {
         """#, days: nil, participants: nil)
         let lines = o.lines
         XCTAssertTrue(lines.contains("problems 0"), lines.filter { $0.hasPrefix("problem") }.joined(separator: "\n"))
-        // One line per (sensor, device): all 22 sensors, three of them on both devices.
+        // One line per (sensor, device): all 22 sensors, four of them on both devices.
         let sampled = lines.filter { $0.hasPrefix("samples ") }
-        XCTAssertEqual(sampled.count, 25, sampled.joined(separator: "\n"))
+        XCTAssertEqual(sampled.count, 26, sampled.joined(separator: "\n"))
         XCTAssertTrue(sampled.allSatisfy { $0.hasSuffix(" true") })
         XCTAssertEqual(Set(sampled.map { $0.split(separator: " ")[1].split(separator: "@")[0] }).count, 22)
     }

@@ -113,7 +113,7 @@ final class ReaderLifetimeTests: XCTestCase {
         XCTAssertGreaterThan(Int(complete.last ?? "") ?? 0, 0, "the fetch delivered results")
         XCTAssertEqual(Array(o.lines[2...]), [
             "complete on the same reader ambientLightSensor",
-            "f devices iPhone",
+            "f devices iPhone,Watch",
             "f didStop",
             "after they ran 0",
         ])

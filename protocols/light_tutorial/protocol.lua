@@ -102,11 +102,17 @@ light.delegate = {
                     note = status == "denied" and "declined on the consent sheet: nothing is recorded or fetched" or nil }
   end,
 
-  -- Step 1: the devices with released data; step 2: one fetch per device.
+  -- Step 1: the devices with released data; step 2: one fetch per device. This study is of
+  -- the phone's light sensor (readings while the screen is on): a paired watch measures
+  -- ambient light too, about once a minute at the wrist, and is left out here.
   didFetchDevices = function(reader, devices)
-    pending = #devices
+    local phones = {}
+    for _, device in ipairs(devices) do
+      if device.model == sensorkit.currentDevice().model then phones[#phones + 1] = device end
+    end
+    pending = #phones
     if pending == 0 then log.info("no device has released ambient light yet (24-hour hold)") end
-    for _, device in ipairs(devices) do reader:fetch { device = device, from = anchor, to = time.now() } end
+    for _, device in ipairs(phones) do reader:fetch { device = device, from = anchor, to = time.now() } end
   end,
   fetchDevicesDidFailWithError = function(reader, err) log.warn("fetchDevices: %s", tostring(err)) end,
 
