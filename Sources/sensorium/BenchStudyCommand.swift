@@ -65,7 +65,7 @@ struct BenchStudy: ParsableCommand {
 
         let phone = sim.model.currentDevice(source: sim.source)
         let plan = try BenchStudy.plan(sim, device: phone, from: start, to: end)
-        let reference = try PathRun.measure { WeekFigures.referenceLoop(plan, timeZone: zone) }
+        let reference = PathRun.measure { WeekFigures.referenceLoop(plan, timeZone: zone) }
         paths.append(("Swift reference loop", reference))
         print(reference.line("Swift reference loop (one streaming pass over the simulator, selection per day)"))
 
@@ -186,8 +186,7 @@ struct BenchStudy: ParsableCommand {
 
     /// Writes `time,x,y,z` (shortest round-trip decimals) for every sample of the plan, duplicates included.
     static func writeCSV(_ plan: FetchPlan, to path: String) throws -> Int {
-        FileManager.default.createFile(atPath: path, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
         defer { try? out.close() }
         var text = "time,x,y,z\n"
         var n = 0

@@ -261,7 +261,7 @@ struct Fuzzer: Sendable {
         environment["SENSORIUM_PROGRESS"] = "0"
         process.environment = environment
         let errFile = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)   // a failure shows at FileHandle below
         defer { try? FileManager.default.removeItem(at: errFile) }
         guard let err = try? FileHandle(forWritingTo: errFile) else { return ChildResult(status: 1, signal: 0, timedOut: false, stderrBytes: 0, stderr: "") }
         process.standardError = err

@@ -255,7 +255,7 @@ final class ReplSession {
     func runInteractive(historyPath: String) {
         using_history()
         _ = read_history(historyPath)
-        _ = stifle_history(1000)
+        stifle_history(1000)
         while true {
             // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
             // typed so far is dropped and the prompt comes back, as the help says.
