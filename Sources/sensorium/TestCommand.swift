@@ -272,7 +272,7 @@ func findProtocols(_ paths: [String]) throws -> [String] {
         let path = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
         var isDir: ObjCBool = false
         guard fm.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
-            throw CommandError("\(raw): not a folder")
+            throw CommandError(fm.fileExists(atPath: path) ? "\(raw): not a folder" : "\(raw): no such folder")
         }
         if fm.fileExists(atPath: path + "/protocol.lua") { out.append(path); continue }
         for name in (try fm.contentsOfDirectory(atPath: path)).sorted() where fm.fileExists(atPath: path + "/" + name + "/protocol.lua") {
