@@ -20,6 +20,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 2
 root=$(pwd)
+root_re=$(printf '%s' "$root" | sed 's/[].[\*^$()+?{}|]/\\&/g')   # the path as a regular expression
 SWIFT=${SWIFT:-swift}
 mkdir -p .build
 log=.build/check-warnings.log
@@ -33,7 +34,7 @@ if [ "${1:-}" != "--no-build" ]; then
     [ "$status" = 0 ] || exit "$status"
     # The compiler prints each warning with its position, then again under the source line
     # (`` `- warning: ``): the positioned lines are enough. Paths are absolute or relative.
-    grep -E "^($root/)?(Sources|Tests)/[^:]+:[0-9]+(:[0-9]+)?: warning:" "$log" | sed "s|^$root/||" >> "$found"
+    grep -E "^($root_re/)?(Sources|Tests)/[^:]+:[0-9]+(:[0-9]+)?: warning:" "$log" | sed -E "s#^$root_re/##" >> "$found"
 fi
 
 # BIN_PATH: the build folder to read (the test suite names its own, as SwiftPM holds the lock).
@@ -45,9 +46,9 @@ for module in $(ls Sources) $(ls Tests); do
         # The serialized diagnostics are a bitstream whose strings (the file's path, each
         # message) are stored as plain bytes: a file without diagnostics names no path.
         text=$(LC_ALL=C tr -c '[:print:]' '\n' < "$dia" | grep -E '.{6,}')
-        source=$(printf '%s\n' "$text" | grep -m1 "^$root/\(Sources\|Tests\)/") || continue
+        source=$(printf '%s\n' "$text" | grep -m1 -E "^$root_re/(Sources|Tests)/") || continue
         [ -f "$source" ] || continue
-        printf '%s\n' "$text" | grep -v "^$root/" | grep -v -E '^[a-z-]+$' | while IFS= read -r message; do
+        printf '%s\n' "$text" | grep -v -E "^$root_re/" | grep -v -E '^[a-z-]+$' | while IFS= read -r message; do
             echo "${source#"$root"/}: warning: $message (compiled in an earlier build)"
         done >> "$found"
     done
