@@ -17,6 +17,12 @@
 # Only the project's own modules are read: warnings of dependencies (GRDB, ArgumentParser,
 # under .build/checkouts) are not ours. A .dia of a source file that no longer exists is
 # ignored. Exit status: 0 clean, 1 warnings, or the build's own status when it failed.
+#
+# Why not `swift build -Xswiftc -warnings-as-errors`: a change of flags rebuilds every
+# module, dependencies included, and back again for the next plain build; it does not cover
+# C targets; and only SwiftPM's native build system (Swift 6.3's default) strips it from
+# remote dependencies, which it compiles with -suppress-warnings: the swiftbuild system
+# passes both and the driver refuses the pair (swift-package-manager issue #10192).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 root=$(pwd)
