@@ -57,10 +57,12 @@ demo: release
 	@echo "report: $(abspath $(DEMO_OUT))/index.html"
 
 
-## test: the import rule (docs/architecture.md), every unit test, the golden protocols, a brief fixed-count fuzz run, then a cohort on a one-node Slurm cluster
+## test: the import rule (docs/architecture.md), the build with no compiler warnings in our own sources
+## (scripts/check-warnings.sh builds and checks), every unit test, the golden protocols, a brief
+## fixed-count fuzz run, then a cohort on a one-node Slurm cluster
 test: deps
 	sh scripts/check-imports.sh
-	$(SWIFT) build --build-tests
+	SWIFT="$(SWIFT)" sh scripts/check-warnings.sh
 	@# A hung test fails the run after 45 minutes instead of holding CI to its own limit.
 	timeout -k 30 2700 $(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/

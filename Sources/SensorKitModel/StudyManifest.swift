@@ -501,3 +501,35 @@ public struct ResolvedStudy: Sendable, Hashable {
         return nil
     }
 }
+
+// MARK: Mistakes refused before a run
+
+extension StudyManifest {
+    /// The `validate()` codes for names in `study{}` that SensorKit does not know, which
+    /// `sensorium run` and `sensorium test` refuse (`sensorium check` reports them with the rest).
+    public static let refusedCodes: Set<String> = ["unknown-sensor"]
+
+    /// What a run refuses: the errors of `validate()` whose code is in `refusedCodes`, in its
+    /// order, with its messages (a misspelt sensor under `sensors`, with the closest names).
+    public func refusedNames() -> [Diagnostic] {
+        validate().filter { $0.severity == .error && StudyManifest.refusedCodes.contains($0.code) }
+    }
+
+    /// A minimal `study{}` declaration for `sensors` (one example sensor when empty), on one
+    /// line: what a protocol without `study{}` should write.
+    public static func exampleDeclaration(for sensors: [Sensor]) -> String {
+        let list = sensors.isEmpty ? [Sensor.ambientLightSensor] : sensors
+        let entitlements = list.map { "\"\($0.info.entitlement)\"" }.joined(separator: ", ")
+        let details = list.map { "\($0.rawValue) = { detail = \"What it records and why.\" }" }.joined(separator: ", ")
+        return "study{ id = \"my-study\", usage = \"Why the study needs these data.\", "
+            + "entitlements = { \(entitlements) }, sensors = { \(details) } }"
+    }
+
+    /// What to write when a protocol declares no `study{}`: the fields and an example for
+    /// `sensors` (the sensors the protocol uses).
+    public static func missingStudyAdvice(for sensors: [Sensor]) -> String {
+        "declare the study first, at the top of the protocol: its id, `usage` (NSSensorKitUsageDescription), "
+            + "`entitlements` (com.apple.developer.sensorkit.reader.allow) and `sensors` (NSSensorKitUsageDetail), e.g. "
+            + exampleDeclaration(for: sensors) + " (see docs/lua-api.md)"
+    }
+}

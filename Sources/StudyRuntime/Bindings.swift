@@ -25,6 +25,8 @@ final class Bindings {
     var setDelegate: LuaReference?
     var pinReader: LuaReference?
     var unpinReader: LuaReference?
+    /// The prelude's `guard_sensors(t)`: makes reading an undeclared sensor of study{}'s table an error.
+    var guardSensors: LuaReference?
     /// The next reader's id.
     /// What the SampleSets of this run keep in memory between passes (`ChunkCache`).
     let chunkBudget = ChunkBudget(limit: 32 << 20)
@@ -58,6 +60,7 @@ final class Bindings {
         b.setDelegate = try prelude.function("set_delegate")
         b.pinReader = try prelude.function("pin")
         b.unpinReader = try prelude.function("unpin")
+        b.guardSensors = try prelude.function("guard_sensors")
     }
 
     /// Runs the runtime prelude (`CStudyLua/lua/runtime.lua`, embedded at build time) with

@@ -135,6 +135,9 @@ public final class ParticipantRun {
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?
+    /// `study{}` raises an error for names SensorKit does not know (`StudyManifest.refusedNames`),
+    /// as `run` and `test` want; `sensorium check`, which reports them with the rest, turns it off.
+    public var refusesUnknownStudyNames = true
     /// Failed `expect` checks so far (see `RunSettings.failFast`).
     public internal(set) var findings: [Finding] = []
     /// Sensors the protocol's code uses (readers made, authorization asked), for `sensorium check`.

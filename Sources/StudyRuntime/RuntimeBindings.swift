@@ -30,6 +30,11 @@ extension Bindings {
 
     func runtimeFunctions() -> [(String, LuaFunction)] {
         [
+            ("undeclared_sensor", { call in
+                let declared = try call.table(2)
+                call.push(Bindings.undeclaredSensorMessage(call.value(1), declared: (declared.arrayValue ?? []).compactMap(\.stringValue)))
+                return 1
+            }),
             ("log", { [unowned self] call in
                 let level = try call.string(1)
                 let text = try call.string(2)

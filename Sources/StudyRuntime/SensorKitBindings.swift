@@ -180,10 +180,17 @@ extension Bindings {
         guard let error, let makeError else { return .nil }
         let underlying = try errorValue(error.underlying)
         let state: LuaState = run.state
+        var message = error.message
+        // Apple's terms (Info.plist keys, reader.allow) come from a study never declared:
+        // say which Lua declares them.
+        if !run.studyDeclared, error.domain == SensorKitError.srErrorDomain, [.invalidInfoPlist, .invalidEntitlement].contains(error.code) {
+            message += " — this protocol declares no study{}; "
+                + StudyManifest.missingStudyAdvice(for: run.usedSensors.keys.sorted { $0.rawValue < $1.rawValue })
+        }
         return .reference(try state.withStackGuard {
             state.push(.function(makeError))
             for arg: LuaValue in [.integer(Int64(error.code.rawValue)), .string(error.codeName), .string(error.domain),
-                                  .string(error.message), underlying] { state.push(arg) }
+                                  .string(message), underlying] { state.push(arg) }
             try state.pcall(arguments: 5, results: 1)
             return state.makeReference(at: -1)
         })

@@ -44,7 +44,7 @@ struct BenchCohort: ParsableCommand {
             let sink = Sink()
             let start = DispatchTime.now().uptimeNanoseconds
             do { try runner.run { sink.text += $0 } } catch let e as RunError {
-                throw ValidationError("the protocol failed: \(e.description)")
+                throw CommandError("the protocol failed: \(e.description)")
             }
             let secs = seconds(since: start)
             let output = sink.text + runner.report.renderText()

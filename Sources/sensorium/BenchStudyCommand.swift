@@ -65,7 +65,7 @@ struct BenchStudy: ParsableCommand {
 
         let phone = sim.model.currentDevice(source: sim.source)
         let plan = try BenchStudy.plan(sim, device: phone, from: start, to: end)
-        let reference = try PathRun.measure { WeekFigures.referenceLoop(plan, timeZone: zone) }
+        let reference = PathRun.measure { WeekFigures.referenceLoop(plan, timeZone: zone) }
         paths.append(("Swift reference loop", reference))
         print(reference.line("Swift reference loop (one streaming pass over the simulator, selection per day)"))
 
@@ -107,9 +107,9 @@ struct BenchStudy: ParsableCommand {
 
     /// The benchmark protocol's options over `recording` (nil: the simulator).
     static func protocolOptions(days: Int, recording: String?) throws -> StudyOptions {
-        guard let stdlib = locateStdlib() else { throw ValidationError("cannot find the project's stdlib/ and bench/ folders") }
+        guard let stdlib = locateStdlib() else { throw CommandError("cannot find the project's stdlib/ and bench/ folders") }
         let protocolPath = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("bench/study/protocol.lua").path
-        guard FileManager.default.fileExists(atPath: protocolPath) else { throw ValidationError("missing \(protocolPath)") }
+        guard FileManager.default.fileExists(atPath: protocolPath) else { throw CommandError("missing \(protocolPath)") }
         let scenarioPath = URL(fileURLWithPath: protocolPath).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
         var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [stdlib])
         options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
@@ -133,7 +133,7 @@ struct BenchStudy: ParsableCommand {
         try process.run()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("the stored path failed (exit \(process.terminationStatus))") }
+        guard process.terminationStatus == 0 else { throw CommandError("the stored path failed (exit \(process.terminationStatus))") }
         return try PathRun.decoder.decode(PathRun.self, from: data)
     }
 
@@ -141,7 +141,7 @@ struct BenchStudy: ParsableCommand {
         let window = (replayWindow ?? "").split(separator: ",").compactMap { Double($0) }
         guard window.count == 2 else { throw ValidationError("--replay-window needs FROM,TO (Unix seconds)") }
         guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store))
-            .prepare(output: { _ in }).first else { throw ValidationError("the store \(store) has no participant") }
+            .prepare(output: { _ in }).first else { throw CommandError("the store \(store) has no participant") }
         try replay.runTopLevel()
         try replay.drain(until: window[1] + 86_400 + 3_600)
         // The whole process's peak (set-up included), as `run --recording` would have.
@@ -154,7 +154,7 @@ struct BenchStudy: ParsableCommand {
         let clock = run.model.clock
         let fetch = run.model.fetch(FetchRequest(from: clock.fromUnixTime(from), to: clock.fromUnixTime(to), device: device),
                                     sensor: .accelerometer, source: run.source)
-        guard let plan = fetch.plan else { throw ValidationError("the benchmark fetch failed: \(String(describing: fetch.error))") }
+        guard let plan = fetch.plan else { throw CommandError("the benchmark fetch failed: \(String(describing: fetch.error))") }
         return plan
     }
 
@@ -186,8 +186,7 @@ struct BenchStudy: ParsableCommand {
 
     /// Writes `time,x,y,z` (shortest round-trip decimals) for every sample of the plan, duplicates included.
     static func writeCSV(_ plan: FetchPlan, to path: String) throws -> Int {
-        FileManager.default.createFile(atPath: path, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: path) else { throw ValidationError("cannot write \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil), let out = FileHandle(forWritingAtPath: path) else { throw CommandError("cannot write \(path)") }
         defer { try? out.close() }
         var text = "time,x,y,z\n"
         var n = 0

@@ -29,13 +29,15 @@ struct CheckCommand: ParsableCommand {
         let discard: (String) -> Void = { _ in }
         guard let participant = try runner.prepare(output: discard).first else { return }
         var diagnostics: [Diagnostic] = []
+        participant.refusesUnknownStudyNames = false   // reported below with every other problem
         do {
             try participant.runTopLevel()
         } catch let e as RunError {
             printError("\(script): the protocol's top level failed, so the check may be incomplete:\n" + e.error.report())
         }
         guard let manifest = participant.manifest else {
-            print("\(script): error[missing-study]: no study{} declaration; a protocol declares its id, usage text, privacy policy, entitlements and sensors with study { … }")
+            print("\(script): error[missing-study]: no study{} declaration; "
+                  + StudyManifest.missingStudyAdvice(for: participant.usedSensors.keys.sorted { $0.rawValue < $1.rawValue }))
             throw ExitCode(1)
         }
         diagnostics = manifest.validate(strictPrivacyPolicy: strict)
@@ -54,51 +56,12 @@ struct CheckCommand: ParsableCommand {
         }
         var seen = Set<String>()
         diagnostics = diagnostics.filter { seen.insert($0.description).inserted }
-        let source = ((try? String(contentsOfFile: script, encoding: .utf8)) ?? "").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        for d in diagnostics {
-            let text = d.description
-            let hint = d.suggestion.flatMap { text.contains("'\($0)'") ? nil : " (did you mean '\($0)'?)" } ?? ""
-            let line = CheckCommand.line(of: d, in: source).map { ":\($0)" } ?? ""
-            print("\(script)\(line): \(text)\(hint)")
-        }
+        let source = ManifestDiagnostics.sourceLines(script)
+        for d in diagnostics { print(ManifestDiagnostics.text(d, script: script, source: source)) }
         let errors = diagnostics.filter { $0.severity == .error }.count
         let warnings = diagnostics.count - errors
         print("\(script): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         if errors > 0 { throw ExitCode(1) }
-    }
-}
-
-extension CheckCommand {
-    /// The source line (1-based) a diagnostic is about, found in the text: a quoted value the
-    /// message names (`"ambient-light-sensr"`), the key or sensor it concerns inside the
-    /// `study { … }` block, a `sensorkit.reader "x"` call for sensors used without being
-    /// declared, else the line of `study`. Nil when the script has no `study` line.
-    static func line(of d: Diagnostic, in lines: [String]) -> Int? {
-        guard let study = lines.firstIndex(where: { $0.range(of: #"^\s*study\s*[{(]"#, options: .regularExpression) != nil }) else { return nil }
-        // The block ends at the first line after `study` whose braces balance.
-        var depth = 0, end = study
-        for (i, l) in lines.enumerated() where i >= study {
-            depth += l.filter { $0 == "{" }.count - l.filter { $0 == "}" }.count
-            end = i
-            if depth <= 0 && i > study || (depth <= 0 && l.contains("}")) { break }
-        }
-        let block = study...end
-        func find(_ needle: String, in range: ClosedRange<Int>) -> Int? {
-            range.first { lines[$0].contains(needle) }
-        }
-        if d.code.hasPrefix("used-"), let sensor = d.sensor {
-            let outside = Array(0..<lines.count).filter { !block.contains($0) }
-            if let i = outside.first(where: { lines[$0].contains("\"\(sensor.rawValue)\"") || lines[$0].contains("'\(sensor.rawValue)'") }) { return i + 1 }
-        }
-        if let quoted = d.message.range(of: #""[^"]+""#, options: .regularExpression).map({ String(d.message[$0]) }), let i = find(quoted, in: block) {
-            return i + 1
-        }
-        if let key = d.key {
-            let last = key.split(separator: ".").last.map { String($0.split(separator: "[").first ?? $0) } ?? key
-            if let i = block.first(where: { lines[$0].range(of: "\\b\(NSRegularExpression.escapedPattern(for: last))\\s*=", options: .regularExpression) != nil }) { return i + 1 }
-            if let i = find(last, in: block) { return i + 1 }
-        }
-        return study + 1
     }
 }
 

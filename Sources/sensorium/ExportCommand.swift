@@ -63,7 +63,7 @@ struct ExportCommand: ParsableCommand {
             printError(e.description)
             throw ExitCode(1)
         }
-        guard let first = runs.first else { throw ValidationError("the scenario has no participants") }
+        guard let first = runs.first else { throw CommandError("the scenario has no participants") }
         let spanStart = first.settings.start, spanEnd = first.settings.end
         var sensors = SimulatedSource.implementedSensors
         if let list = self.sensors {

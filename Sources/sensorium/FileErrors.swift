@@ -25,3 +25,11 @@ enum FileErrors {
         return (path.map { "\($0): " } ?? "") + what
     }
 }
+
+/// A command's failure that is not a mistake in how it was called: a missing file, a folder
+/// without a protocol, a step that failed. Printed as `Error: …` without the usage text
+/// (which `ValidationError` adds, and which is only for flags and arguments), exit status 1.
+struct CommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

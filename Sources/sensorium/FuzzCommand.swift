@@ -146,13 +146,13 @@ struct Fuzzer: Sendable {
         self.memoryKiB = memoryKiB
         self.timeout = timeout
         guard FileManager.default.fileExists(atPath: corpus.appendingPathComponent("probe.lua").path) else {
-            throw ValidationError("\(path): not a fuzz corpus (no probe.lua; run from the checkout or pass --corpus)")
+            throw CommandError("\(path): not a fuzz corpus (no probe.lua; run from the checkout or pass --corpus)")
         }
         nativeSeed = work.appendingPathComponent("native-seed")
         let export = Fuzzer.child(executable, ["export", "--into", nativeSeed.path, "--days", "2", "--participants", "1",
                                                "--sensors", "heartRate,ambientLightSensor,pedometerData,deviceUsageReport,onWristState"],
                                   memoryKiB: memoryKiB, timeout: 600, directory: work)
-        guard export.status == 0 else { throw ValidationError("could not export the native seed study: \(export.stderr)") }
+        guard export.status == 0 else { throw CommandError("could not export the native seed study: \(export.stderr)") }
     }
 
     /// Case `n`: its folder, the mutated input, and the `sensorium` runs on it.
@@ -261,7 +261,7 @@ struct Fuzzer: Sendable {
         environment["SENSORIUM_PROGRESS"] = "0"
         process.environment = environment
         let errFile = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)   // a failure shows at FileHandle below
         defer { try? FileManager.default.removeItem(at: errFile) }
         guard let err = try? FileHandle(forWritingTo: errFile) else { return ChildResult(status: 1, signal: 0, timedOut: false, stderrBytes: 0, stderr: "") }
         process.standardError = err

@@ -36,20 +36,42 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let f = format
         let started = DispatchTime.now().uptimeNanoseconds
+        // A store this run creates and then stores nothing in is removed again: a failed import
+        // leaves no 1 MB empty store behind. A store that was there before is never removed.
+        let created = !FileManager.default.fileExists(atPath: into)
+        var store: RecordedStore?
         do {
-            let store = try RecordedStore(path: into)
-            let stats = try store.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone,
-                                                             progressBar: CohortOptions.showProgress(quiet: quiet)))
-            try store.checkpoint()
-            try store.close()
+            let opened = try RecordedStore(path: into)
+            store = opened
+            let stats = try opened.importData(ImportRequest(format: f, sources: sources, participant: participant, timeZone: timezone,
+                                                            progressBar: CohortOptions.showProgress(quiet: quiet)))
+            try opened.checkpoint()
+            try opened.close()
             print(stats.report(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9))
-            print("store: \(into)")
-        } catch let e as ImportError {
-            printError("import failed, nothing was stored: \(e)")
-            throw ExitCode(1)
-        } catch let e as StoreCorruption {
-            printError("\(e)")
-            throw ExitCode(1)
+            if created && stats.rowsStored == 0 && stats.metadataAdded == 0 {
+                ImportCommand.removeStore(into)
+                print("store: none written (the sources hold nothing to store)")
+            } else {
+                print("store: \(into)")
+            }
+        } catch {
+            try? store?.close()
+            if created { ImportCommand.removeStore(into) }
+            switch error {
+            case let e as ImportError:
+                printError("import failed, nothing was stored: \(e)")
+                throw ExitCode(1)
+            case let e as StoreCorruption:
+                printError("\(e)")
+                throw ExitCode(1)
+            default:
+                throw error
+            }
         }
+    }
+
+    /// Removes the store file at `path` and SQLite's files beside it (`-wal`, `-shm`, `-journal`).
+    static func removeStore(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 }

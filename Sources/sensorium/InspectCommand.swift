@@ -23,7 +23,7 @@ struct InspectCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: store) else { throw ValidationError("\(store): no such file") }
+        guard FileManager.default.fileExists(atPath: store) else { throw CommandError("\(store): no such file (a study store is made by `sensorium import … --into \(store)`)") }
         let rec: RecordedSource
         do {
             rec = try RecordedStore(path: store, readOnly: true).source()

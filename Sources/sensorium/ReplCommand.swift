@@ -83,6 +83,9 @@ struct ReplCommand: ParsableCommand {
                 if !session.handle(line) { break }
             }
             session.finish()
+            output.flush()
+            // Piped input is a script: a chunk that failed fails it, as with `lua5.4 - < file`.
+            if session.failed { throw ExitCode(1) }
         }
         output.flush()
     }
@@ -108,7 +111,7 @@ final class ReplWorld {
         self.runner = runner
         self.output = output
         runs = try runner.prepare { output.write($0) }
-        guard let first = runs.first else { throw ValidationError("the scenario has no participants") }
+        guard let first = runs.first else { throw CommandError("the scenario has no participants") }
         current = first
         for run in runs {
             repls[run.setup.id] = LuaRepl(state: run.state)
@@ -183,6 +186,8 @@ final class ReplSession {
     let world: ReplWorld
     let output: OutputBuffer
     var repl: LuaRepl { world.repl }
+    /// A chunk or command failed (its error was printed); piped input then exits with status 1.
+    private(set) var failed = false
 
     init(world: ReplWorld, output: OutputBuffer) {
         self.world = world
@@ -218,6 +223,7 @@ final class ReplSession {
                     if let text = try world.command(words) { output.write(text + "\n") }
                     else { output.write("unknown command :\(words.first ?? ""); :help lists them\n") }
                 } catch {
+                    failed = true
                     output.flush()
                     printError(describe(error))
                 }
@@ -235,6 +241,7 @@ final class ReplSession {
         case .needMore: break
         case .output(let text): if !text.isEmpty { output.write(text + "\n") }
         case .error(let text):
+            failed = true
             output.flush()
             printError(text)
         }
@@ -245,6 +252,7 @@ final class ReplSession {
     /// At the end of piped input, a half-typed chunk is an error worth saying.
     func finish() {
         if repl.isContinuing {
+            failed = true
             output.flush()
             printError("stdin: input ended inside an unfinished chunk")
             repl.cancelPending()
@@ -255,7 +263,7 @@ final class ReplSession {
     func runInteractive(historyPath: String) {
         using_history()
         _ = read_history(historyPath)
-        _ = stifle_history(1000)
+        stifle_history(1000)
         while true {
             // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
             // typed so far is dropped and the prompt comes back, as the help says.

@@ -135,6 +135,7 @@ struct RunCommand: ParsableCommand {
             let state = try LuaState(limits: lua.limits, sandbox: SandboxOptions(moduleDirectories: dirs, seed: lua.seed))
             state.output = { output.write($0) }
             state.outputBytes = { output.write(bytes: $0) }       // print's bytes unchanged, as lua5.4's
+            try state.execute(RunCommand.plainSensorKit, chunkName: "=sensorium")
             try state.executeFile(script, arguments: arguments.map { .string($0) })
             output.flush()
         } catch let error as LuaError {
@@ -143,6 +144,20 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+extension RunCommand {
+    /// A plain script (no study{}) has no SensorKit: its `sensorkit` global only says so,
+    /// at the line that touches it, instead of "attempt to index a nil value".
+    static let plainSensorKit = """
+    sensorkit = setmetatable({}, {
+      __index = function(_, key)
+        error("sensorkit." .. tostring(key) .. ": this file declares no study{}, so it runs as a plain Lua script; "
+          .. "sensorkit needs a study: declare study{ id = …, usage = …, entitlements = { … }, sensors = { … } } first "
+          .. "(see docs/lua-api.md)", 2)
+      end,
+    })
+    """
 }
 
 /// Lists failed expectations on stderr and fails the command when there are any.
@@ -170,12 +185,12 @@ func defaultScenario(beside script: String) -> String? {
 func resolveScript(_ path: String) throws -> String {
     var isDir: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-        throw ValidationError("\(path): no such file or folder")
+        throw CommandError("\(path): no such file or folder")
     }
     if isDir.boolValue {
         let file = (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/protocol.lua"
         guard FileManager.default.fileExists(atPath: file) else {
-            throw ValidationError("\(path) is a folder without protocol.lua")
+            throw CommandError("\(path) is a folder without protocol.lua")
         }
         return file
     }

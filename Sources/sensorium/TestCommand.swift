@@ -38,7 +38,7 @@ struct TestCommand: ParsableCommand {
 
     func run() throws {
         var protocols = try findProtocols(paths.isEmpty ? ["protocols"] : paths)
-        guard !protocols.isEmpty else { throw ValidationError("no protocol folders (with protocol.lua) found in \(paths.isEmpty ? "protocols/" : paths.joined(separator: " "))") }
+        guard !protocols.isEmpty else { throw CommandError("no protocol folders (with protocol.lua) found in \(paths.isEmpty ? "protocols/" : paths.joined(separator: " "))") }
         if !filter.isEmpty {
             protocols = protocols.filter { folder in filter.contains { folder.contains($0) } }
             guard !protocols.isEmpty else { throw ValidationError("no protocol folder matches --filter \(filter.joined(separator: ", "))") }
@@ -367,7 +367,7 @@ func findProtocols(_ paths: [String]) throws -> [String] {
         let path = raw.hasSuffix("/") ? String(raw.dropLast()) : raw
         var isDir: ObjCBool = false
         guard fm.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
-            throw ValidationError("\(raw): not a folder")
+            throw CommandError(fm.fileExists(atPath: path) ? "\(raw): not a folder" : "\(raw): no such folder")
         }
         if fm.fileExists(atPath: path + "/protocol.lua") { out.append(path); continue }
         for name in (try fm.contentsOfDirectory(atPath: path)).sorted() where fm.fileExists(atPath: path + "/" + name + "/protocol.lua") {

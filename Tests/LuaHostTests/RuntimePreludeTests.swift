@@ -29,6 +29,11 @@ final class RuntimePreludeTests: XCTestCase {
                 logged.lines.append("\(try call.string(1)): \(try call.string(2))")
                 return 0
             }),
+            ("undeclared_sensor", { call in
+                let declared = try call.table(2).arrayValue ?? []
+                call.push("undeclared \(call.value(1).stringValue ?? "?"); declared: \(declared.compactMap(\.stringValue).sorted().joined(separator: ","))")
+                return 1
+            }),
         ])
         let results = try state.executeFile(RuntimePreludeTests.path, arguments: [.reference(rt)])
         XCTAssertEqual(results.count, 1, "one result")
@@ -40,7 +45,7 @@ final class RuntimePreludeTests: XCTestCase {
     func testReturnsOneTableOfNamedFunctions() throws {
         let (state, prelude, _) = try runPrelude()
         let names = prelude.entries.compactMap { $0.key.stringValue }.sorted()
-        XCTAssertEqual(names, ["deliver", "get_delegate", "make_error", "pin", "register_reader", "set_delegate", "set_field", "unpin"])
+        XCTAssertEqual(names, ["deliver", "get_delegate", "guard_sensors", "make_error", "pin", "register_reader", "set_delegate", "set_field", "unpin"])
         for entry in prelude.entries {
             guard case .function = entry.value else { return XCTFail("\(entry.key) is \(entry.value.typeName), not a function") }
         }
@@ -80,6 +85,12 @@ final class RuntimePreludeTests: XCTestCase {
         local t = {}
         p.set_field(t, "label", "x")
         assert(t.label == "x")
+        -- study{}'s sensors table: a declared name reads as before, another raises at the reader's line
+        local s = { b = 1, a = 2 }
+        p.guard_sensors(s)
+        assert(s.a == 2 and rawget(s, "c") == nil)
+        local okg, errg = pcall(function() return s.c end)
+        assert(not okg and errg:find(":%d+: undeclared c; declared: a,b$"), errg)
         -- time and log
         assert(time.hours(2) == 7200 and days(1) == 86400 and minutes(2) == 120 and seconds(5) == 5)
         log.info("%d readers", 3)

@@ -31,7 +31,7 @@ final class NativeTextTests: XCTestCase {
     static func float32Samples(random: Int) -> [Float] {
         var rng = SplitMix(seed: 5)
         var floats: [Float] = [0, -0.0, 1, -1, 0.5, 0.1, -9.80665, 123_456.7, 1e-4, Float(1e-4).nextDown, 16_777_215, 16_777_216,
-                               16_777_218, 33_554_432, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 3e-42, .leastNormalMagnitude,
+                               16_777_218, 33_554_432, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, Float(3e-42 as Double), .leastNormalMagnitude,
                                .greatestFiniteMagnitude, 1e30, -1e-30, 1e-5]
         for e in -30...30 {
             let p = Float(sign: .plus, exponent: e, significand: 1)

@@ -97,7 +97,7 @@ final class RecordedRoundTripTests: XCTestCase {
     /// tiny exponents) and export → import → export the same bytes.
     func testFloat32ColumnsRoundTripBitExact() throws {
         let specials: [Float] = [.leastNonzeroMagnitude, -0.0, 0, 1, -3, 1e30, -1e-30, 0.1, 16_777_216, .greatestFiniteMagnitude,
-                                 1e-4, 9.9e-5, 0.0123, -0.98, 3e-42]
+                                 1e-4, 9.9e-5, 0.0123, -0.98, Float(3e-42 as Double)]
         let fields = Sensor.accelerometer.info.columnFields
         func batch(_ w: Double, _ first: Int) -> SampleBatch {
             let n = specials.count

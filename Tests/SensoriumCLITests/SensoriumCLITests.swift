@@ -168,7 +168,7 @@ final class SensoriumCLITests: XCTestCase {
             =99
             """ + "\n"
         let result = try sensorium(["repl"], input: input)
-        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.status, 1, result.stderr)          // error('boom') failed: piped input fails
         let out = result.stdout
         XCTAssertTrue(out.hasPrefix("42\n2\n{ a = { 1, 2 }, b = 2 }\n"), out)
         assertContains(out, ":help")
@@ -183,7 +183,7 @@ final class SensoriumCLITests: XCTestCase {
 
     func testReplReportsUnfinishedChunkAndUnknownCommand() throws {
         let result = try sensorium(["repl"], input: ":nope\nx = 5\n=x\nfor i = 1, 3 do\n")
-        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.status, 1, result.stderr)          // the unfinished chunk fails piped input
         XCTAssertEqual(result.stdout, "unknown command :nope; :help lists them\n5\n")
         assertContains(result.stderr, "input ended inside an unfinished chunk")
     }

@@ -42,6 +42,17 @@ local function deliver(id, method, ...)
   return (fn(reader, ...)), true
 end
 
+-- study{}'s `sensors` table (reader by sensor name): reading a sensor it does not hold is an
+-- error at the line that reads it, naming the declared sensors and the closest name.
+local sensors_mt = {
+  __index = function(t, key)
+    local declared = {}
+    for name in next, t do declared[#declared + 1] = name end
+    error(rt.undeclared_sensor(key, declared), 2)
+  end,
+}
+local function guard_sensors(t) setmetatable(t, sensors_mt) end
+
 -- SensorKit errors are tables: { code, name, domain, message, underlying }.
 local error_mt = {
   __tostring = function(e)
@@ -108,4 +119,5 @@ return {
   set_delegate = set_delegate,
   pin = pin,
   unpin = unpin,
+  guard_sensors = guard_sensors,
 }
