@@ -124,10 +124,10 @@ private final class FHIRFile {
         let codings = v?.objectValue?["coding"]?.arrayItems ?? []
         let sk = codings.compactMap(\.objectValue).first { $0["system"]?.stringValue == MHCFHIR.sensorKitSystem }
         guard let code = sk?["code"]?.stringValue else {
-            throw fail(path, "code", "expected code.coding with system \(MHCFHIR.sensorKitSystem) and code \(sensor.rawValue)")
+            throw fail(path, "code", "expected code.coding with system \(MHCFHIR.sensorKitSystem) and code \(sensor.identifier)")
         }
-        guard code == sensor.rawValue else {
-            throw fail(path, "code", "the file's name says \(sensor.rawValue), but the Observation's SensorKit code is \(code)")
+        guard code == sensor.identifier else {
+            throw fail(path, "code", "the file's name says \(sensor.identifier), but the Observation's SensorKit code is \(code)")
         }
     }
 
