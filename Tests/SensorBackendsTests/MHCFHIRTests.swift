@@ -310,4 +310,108 @@ final class MHCFHIRTests: XCTestCase {
         XCTAssertEqual(again.duplicatesDropped, 4)
         XCTAssertEqual(try rows(s, .onWristState).1.count, 2)
     }
+
+    // MARK: PPG
+
+    /// mhc-spec §4.6: two samples written by MyHeartCounts' own encoder.
+    static let ppgVector = """
+        02eb33ece9b155da41f9ebd7f6a988b2020100000000003a40400113466f7265\
+        67726f756e64486561727452617465020a010200000000000068804000000000\
+        0068804000000000000060409ae1d7f6a988b20201105369676e616c53617475\
+        726174696f6e0100000080b2bd1e3d000000408478603d00000080bbe3aebe00\
+        000020da3b4c3d01000000009f06a43f010103010000000000908a4000000000\
+        70a38a400000000000002040afe8d7f6a988b20200000001f9ebd7f6a988b202\
+        000000000000604000000000a02aef3f00000000801dc13f0000000000aabfbf\
+        0000000000000000ffffffffffffffffff01000102c301a9010000
+        """
+
+    static var ppgBytes: [UInt8] {
+        let h = Array(ppgVector.utf8)
+        return stride(from: 0, to: h.count, by: 2).map { UInt8(String(decoding: h[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    }
+
+    func testPPGTestVectorDecodes() throws {
+        let bytes = Self.ppgBytes
+        XCTAssertEqual(bytes.count, 251)
+        let s = try MHCPPG.decode(bytes, file: "vector")
+        XCTAssertEqual(s.count, 2)
+        XCTAssertEqual(s[0].startDate, 1767294887.6906688)
+        XCTAssertEqual(s[0].nanosecondsSinceStart, 1346088365061625)
+        XCTAssertEqual(s[0].temperature, 32.453125)
+        XCTAssertEqual(s[0].usage, ["ForegroundHeartRate"])
+        XCTAssertEqual(s[0].optical.count, 2)
+        let o = s[0].optical[0]
+        XCTAssertEqual([o.emitter, o.signalIdentifier, o.nanosecondsSinceStart], [10, 0, 1346088365060250])
+        XCTAssertEqual(o.activePhotodiodeIndexes, [2])
+        XCTAssertEqual([o.nominalWavelength, o.effectiveWavelength, o.samplingFrequency], [525, 525, 128])
+        XCTAssertEqual(o.conditions, ["SignalSaturation"])
+        XCTAssertEqual(o.noise?.white, 2.7303497191020348e-14)
+        XCTAssertEqual(o.noise?.pink, 4.681273814768905e-13)
+        XCTAssertEqual(o.noise?.background, -9.205812148138648e-07)
+        XCTAssertEqual(o.noise?.backgroundOffset, 2.006131941340375e-13)
+        XCTAssertEqual(o.normalizedReflectance, 0.039113014936447144)
+        let o2 = s[0].optical[1]
+        XCTAssertEqual([o2.emitter, o2.signalIdentifier, o2.nanosecondsSinceStart], [1, 1, 1346088365061167])
+        XCTAssertEqual(o2.activePhotodiodeIndexes, [3])
+        XCTAssertEqual([o2.nominalWavelength, o2.effectiveWavelength, o2.samplingFrequency], [850, 852.4296875, 8])
+        XCTAssertEqual(o2.conditions, [])
+        XCTAssertNil(o2.noise)
+        XCTAssertNil(o2.normalizedReflectance)
+        XCTAssertEqual(s[0].accelerometer, [MHCPPG.Accel(nanosecondsSinceStart: 1346088365061625, samplingFrequency: 128,
+                                                         x: 0.9739532470703125, y: 0.1337127685546875, z: -0.123687744140625)])
+        XCTAssertEqual(s[1], MHCPPG.Sample(startDate: 0, nanosecondsSinceStart: -1, temperature: nil, usage: ["é"], optical: [], accelerometer: []))
+
+        // Rows of the catalogue's schema (the first sample: the second's start date 0 is not a date).
+        let b = try MHCPPG.batch([s[0]], file: "vector")
+        XCTAssertEqual(b.times, [1767294887.6906688])
+        XCTAssertEqual(b.writeTimes.array[0], 1767294887.6906688 + 1346088.365061625, accuracy: 1e-5)
+        XCTAssertEqual(recInts(b, "nanosecondsSinceStart"), [1346088365061625])
+        XCTAssertEqual(recDoubles(b, "temperature"), [32.453125])
+        XCTAssertEqual(b.column("usage")?.data, .value([.array([.string("foregroundHeartRate")])]))
+        for name in ["usage", "opticalSamples", "accelerometerSamples"] {
+            guard case .structured(let form) = Sensor.photoplethysmogram.info.field(name)!.type, case .value(let v)? = b.column(name)?.data else {
+                XCTFail(name); continue
+            }
+            XCTAssertNil(form.problem(in: v[0]), name)
+        }
+        guard case .value(let optical)? = b.column("opticalSamples")?.data, case .array(let list) = optical[0],
+              case .object(let first) = list[0] else { return XCTFail("opticalSamples") }
+        XCTAssertEqual(first.first { $0.0 == "conditions" }?.1, .array([.string("signalSaturation")]))
+        XCTAssertEqual(first.first { $0.0 == "whiteNoise" }?.1, .double(2.7303497191020348e-14))
+
+        // Through the import: the file is named, and so are the sample and field that are not a date.
+        let dir = try recordedTempDir(self)
+        let folder = dir.appendingPathComponent("users/u1/SensorKit/com.apple.SensorKit.PPG")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(bytes).write(to: folder.appendingPathComponent("5C1D.mhcPPG"))
+        do {
+            _ = try importTree(try store(dir), dir)
+            XCTFail("a start date of 0 was accepted")
+        } catch {
+            XCTAssertTrue("\(error)".contains("5C1D.mhcPPG") && "\(error)".contains("$[1]") && "\(error)".contains("startDate"), "\(error)")
+        }
+        // Cut short or with trailing bytes: refused with where.
+        XCTAssertThrowsError(try MHCPPG.decode(Array(bytes.dropLast(3)), file: "cut")) { XCTAssertTrue("\($0)".contains("ends early"), "\($0)") }
+        XCTAssertThrowsError(try MHCPPG.decode(bytes + [0], file: "long")) { XCTAssertTrue("\($0)".contains("1 more bytes"), "\($0)") }
+        for n in 0..<bytes.count { _ = try? MHCPPG.decode(Array(bytes.prefix(n)), file: "cut") }
+    }
+
+    func testPPGImportStoresRows() throws {
+        // The vector's first sample alone: count 1 and the first sample's bytes (up to sample 2).
+        let bytes = Self.ppgBytes
+        let second = 251 - 27 // sample 2: 8 + 10 + 1 + 6 (["é"]) + 1 + 1 = 27 bytes
+        let one = [UInt8(1)] + Array(bytes[1..<second])
+        XCTAssertEqual(try MHCPPG.decode(one, file: "one").count, 1)
+        let dir = try recordedTempDir(self)
+        let folder = dir.appendingPathComponent("users/u1/SensorKit/com.apple.SensorKit.PPG")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(one).write(to: folder.appendingPathComponent("6D2E.mhcPPG"))
+        let s = try store(dir)
+        let stats = try importTree(s, dir)
+        XCTAssertEqual(stats.rowsStored, 1)
+        let (d, b) = try rows(s, .photoplethysmogram)
+        XCTAssertEqual(d.kind, .watch)
+        XCTAssertEqual(b.times, [1767294887.6906688])
+        XCTAssertEqual(recDoubles(b, "temperature"), [32.453125])
+    }
 }

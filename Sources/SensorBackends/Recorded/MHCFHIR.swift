@@ -566,10 +566,201 @@ extension FHIRExtensions {
     init() {}
 }
 
-/// MyHeartCounts' PPG uploads: the producer's binary `.mhcPPG` files.
+/// MyHeartCounts' PPG uploads: the producer's binary `.mhcPPG` files (mhc-spec §4;
+/// MyHeartCountsShared `PPGSample+BinaryCodable.swift` L15–134): one `Array<PPGSample>`,
+/// LEB128 varints without ZigZag, little-endian doubles, Bool-tagged optionals, strings as
+/// a varint count and one varint per UTF-8 byte. One row per PPGSample: own time its
+/// `startDate`, written at `startDate + nanosecondsSinceStart·1e-9` (the sample's own
+/// moment; the file carries no write time).
 enum MHCPPG {
+    struct Optical: Equatable {
+        var emitter: Int64, activePhotodiodeIndexes: [Int64], signalIdentifier: Int64
+        var nominalWavelength: Double, effectiveWavelength: Double, samplingFrequency: Double
+        var nanosecondsSinceStart: Int64, conditions: [String]
+        var noise: (white: Double, pink: Double, background: Double, backgroundOffset: Double)?
+        var normalizedReflectance: Double?
+        static func == (a: Optical, b: Optical) -> Bool {
+            a.emitter == b.emitter && a.activePhotodiodeIndexes == b.activePhotodiodeIndexes && a.signalIdentifier == b.signalIdentifier
+                && a.nominalWavelength == b.nominalWavelength && a.effectiveWavelength == b.effectiveWavelength
+                && a.samplingFrequency == b.samplingFrequency && a.nanosecondsSinceStart == b.nanosecondsSinceStart
+                && a.conditions == b.conditions && a.normalizedReflectance == b.normalizedReflectance
+                && a.noise.map { [$0.white, $0.pink, $0.background, $0.backgroundOffset] } == b.noise.map { [$0.white, $0.pink, $0.background, $0.backgroundOffset] }
+        }
+    }
+    struct Accel: Equatable { var nanosecondsSinceStart: Int64, samplingFrequency: Double, x: Double, y: Double, z: Double }
+    struct Sample: Equatable {
+        var startDate: Double, nanosecondsSinceStart: Int64, temperature: Double?, usage: [String]
+        var optical: [Optical], accelerometer: [Accel]
+    }
+
+    /// A reader of the binary encoding; errors name the byte offset and the field.
+    struct Reader {
+        let bytes: [UInt8]
+        let file: String
+        var at = 0
+        var path = "$"
+
+        func fail(_ field: String, _ message: String) -> ImportError {
+            ImportError(file: file, jsonPath: path, field: field, "\(message) (at byte \(at) of \(bytes.count))")
+        }
+        mutating func byte(_ field: String) throws -> UInt8 {
+            guard at < bytes.count else { throw fail(field, "the file ends early: expected more bytes (is it cut short?)") }
+            defer { at += 1 }
+            return bytes[at]
+        }
+        mutating func varint(_ field: String) throws -> UInt64 {
+            var r: UInt64 = 0, shift: UInt64 = 0
+            while true {
+                let c = try byte(field)
+                guard shift < 64 else { throw fail(field, "expected a varint of at most 10 bytes") }
+                r |= UInt64(c & 0x7F) << shift
+                shift += 7
+                if c & 0x80 == 0 { return r }
+            }
+        }
+        mutating func int(_ field: String) throws -> Int64 { Int64(bitPattern: try varint(field)) }
+        mutating func count(_ field: String) throws -> Int {
+            let n = try varint(field)
+            guard n <= UInt64(bytes.count - at) else { throw fail(field, "expected a count of elements that fits the file, found \(n)") }
+            return Int(n)
+        }
+        mutating func double(_ field: String) throws -> Double {
+            guard at + 8 <= bytes.count else { throw fail(field, "the file ends early: expected an 8-byte number") }
+            var bits: UInt64 = 0
+            for k in 0..<8 { bits |= UInt64(bytes[at + k]) << (8 * UInt64(k)) }
+            at += 8
+            return Double(bitPattern: bits)
+        }
+        mutating func flag(_ field: String) throws -> Bool {
+            let b = try byte(field)
+            guard b <= 1 else { at -= 1; throw fail(field, "expected an optional's tag 0 or 1, found \(b)") }
+            return b == 1
+        }
+        mutating func string(_ field: String) throws -> String {
+            let n = try count(field)
+            var u: [UInt8] = []
+            u.reserveCapacity(n)
+            for _ in 0..<n {
+                let v = try varint(field)
+                guard v <= 0xFF else { throw fail(field, "expected a UTF-8 byte, found \(v)") }
+                u.append(UInt8(v))
+            }
+            guard let s = String(validating: u, as: UTF8.self) else { throw fail(field, "expected UTF-8 text") }
+            return s
+        }
+        mutating func strings(_ field: String) throws -> [String] { try (0..<count(field)).map { _ in try string(field) } }
+    }
+
+    /// Decodes a whole file (no trailing bytes allowed).
+    static func decode(_ bytes: [UInt8], file: String) throws -> [Sample] {
+        var r = Reader(bytes: bytes, file: file)
+        let n = try r.count("samples")
+        var out: [Sample] = []
+        for i in 0..<n {
+            r.path = "$[\(i)]"
+            let start = try r.double("startDate")
+            let ns = try r.int("nanosecondsSinceStart")
+            let temp = try r.flag("temperature") ? try r.double("temperature") : nil
+            let usage = try r.strings("usage")
+            var optical: [Optical] = []
+            for k in 0..<(try r.count("opticalSamples")) {
+                r.path = "$[\(i)].opticalSamples[\(k)]"
+                let emitter = try r.int("emitter")
+                let pds = try (0..<r.count("activePhotodiodeIndexes")).map { _ in try r.int("activePhotodiodeIndexes") }
+                let sig = try r.int("signalIdentifier")
+                let nominal = try r.double("nominalWavelength"), effective = try r.double("effectiveWavelength")
+                let freq = try r.double("samplingFrequency")
+                let ons = try r.int("nanosecondsSinceStart")
+                let conditions = try r.strings("conditions")
+                var noise: (Double, Double, Double, Double)? = nil
+                if try r.flag("noiseTerms") {
+                    noise = (try r.double("whiteNoise"), try r.double("pinkNoise"), try r.double("backgroundNoise"), try r.double("backgroundNoiseOffset"))
+                }
+                let refl = try r.flag("normalizedReflectance") ? try r.double("normalizedReflectance") : nil
+                optical.append(Optical(emitter: emitter, activePhotodiodeIndexes: pds.sorted(), signalIdentifier: sig, nominalWavelength: nominal,
+                                       effectiveWavelength: effective, samplingFrequency: freq, nanosecondsSinceStart: ons,
+                                       conditions: conditions, noise: noise, normalizedReflectance: refl))
+            }
+            r.path = "$[\(i)]"
+            var accel: [Accel] = []
+            for k in 0..<(try r.count("accelerometerSamples")) {
+                r.path = "$[\(i)].accelerometerSamples[\(k)]"
+                accel.append(Accel(nanosecondsSinceStart: try r.int("nanosecondsSinceStart"), samplingFrequency: try r.double("samplingFrequency"),
+                                   x: try r.double("x"), y: try r.double("y"), z: try r.double("z")))
+            }
+            out.append(Sample(startDate: start, nanosecondsSinceStart: ns, temperature: temp, usage: usage, optical: optical, accelerometer: accel))
+        }
+        r.path = "$"
+        guard r.at == bytes.count else { throw r.fail("samples", "expected the end of the file after \(n) samples, found \(bytes.count - r.at) more bytes") }
+        return out
+    }
+
+    /// Apple's raw values (`ForegroundHeartRate`) in the catalogue's spelling (`foregroundHeartRate`); others kept.
+    static func catalogueName(_ s: String, _ names: [String]) -> String {
+        names.first { $0.caseInsensitiveCompare(s) == .orderedSame } ?? s
+    }
+
+    /// The rows of decoded samples (plausible start dates required).
+    static func batch(_ samples: [Sample], file: String) throws -> SampleBatch {
+        var writes: [Double] = [], times: [Double] = []
+        var ns: [Int64] = [], usage: [FieldValue] = [], optical: [FieldValue] = [], accel: [FieldValue] = []
+        var temp: [Double] = [], present: [Bool] = []
+        for (i, s) in samples.enumerated() {
+            if let p = Plausible.problem(s.startDate) { throw ImportError(file: file, jsonPath: "$[\(i)]", field: "startDate", p) }
+            times.append(s.startDate)
+            writes.append(s.startDate + Double(s.nanosecondsSinceStart) * 1e-9)
+            ns.append(s.nanosecondsSinceStart)
+            usage.append(.array(s.usage.map { .string(catalogueName($0, SensorCatalogue.ppgUsages)) }))
+            optical.append(.array(s.optical.map { o in
+                let opt = { (x: Double?) in x.map(FieldValue.double) ?? .null }
+                return .object([
+                    ("emitter", .int(o.emitter)), ("activePhotodiodeIndexes", .array(o.activePhotodiodeIndexes.map(FieldValue.int))),
+                    ("signalIdentifier", .int(o.signalIdentifier)), ("nominalWavelength", .double(o.nominalWavelength)),
+                    ("effectiveWavelength", .double(o.effectiveWavelength)), ("samplingFrequency", .double(o.samplingFrequency)),
+                    ("nanosecondsSinceStart", .int(o.nanosecondsSinceStart)), ("normalizedReflectance", opt(o.normalizedReflectance)),
+                    ("whiteNoise", opt(o.noise?.white)), ("pinkNoise", opt(o.noise?.pink)), ("backgroundNoise", opt(o.noise?.background)),
+                    ("backgroundNoiseOffset", opt(o.noise?.backgroundOffset)),
+                    ("conditions", .array(o.conditions.map { .string(catalogueName($0, SensorCatalogue.ppgOpticalConditions)) })),
+                ])
+            }))
+            accel.append(.array(s.accelerometer.map { a in
+                .object([("nanosecondsSinceStart", .int(a.nanosecondsSinceStart)), ("samplingFrequency", .double(a.samplingFrequency)),
+                         ("x", .double(a.x)), ("y", .double(a.y)), ("z", .double(a.z))])
+            }))
+            temp.append(s.temperature ?? .nan)
+            present.append(s.temperature != nil)
+        }
+        let columns: [Column] = Sensor.photoplethysmogram.info.columnFields.map { f in
+            switch f.name {
+            case "nanosecondsSinceStart": Column(name: f.name, data: .int(ns))
+            case "usage": Column(name: f.name, data: .value(usage))
+            case "opticalSamples": Column(name: f.name, data: .value(optical))
+            case "accelerometerSamples": Column(name: f.name, data: .value(accel))
+            case "temperature": Column(name: f.name, data: .double(temp), present: present.allSatisfy { $0 } ? nil : present)
+            default: Column(name: f.name, data: ColumnData.value([FieldValue](repeating: .null, count: samples.count)),
+                            present: [Bool](repeating: false, count: samples.count))
+            }
+        }
+        return SampleBatch(sensor: .photoplethysmogram, writeTimes: writes, times: times, columns: columns)
+    }
+
     static func importFile(_ job: MHCTree.PPGJob, session: ImportSession) throws {
-        session.stats.files -= 1
-        session.stats.skip(job.path, "MyHeartCounts PPG binary files are not read yet")
+        let source = try openByteSource(job.path)
+        var bytes: [UInt8] = []
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 16, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try source.read(into: buffer, count: 1 << 16)
+            if n == 0 { break }
+            bytes += UnsafeRawBufferPointer(start: buffer, count: n)
+        }
+        let samples = try decode(bytes, file: job.path)
+        let b = try batch(samples, file: job.path)
+        // Every column of the catalogue's schema has its counterpart in the file; the
+        // producer's order of activePhotodiodeIndexes (a Set) is not kept: stored ascending.
+        let device = SRDevice(name: "Apple Watch", model: "Watch", systemName: "watchOS", systemVersion: "", productType: "", kind: .watch)
+        session.stats.note("photoplethysmogram (MyHeartCounts .mhcPPG): the files name no device, stored under a generic 'Apple Watch'; activePhotodiodeIndexes stored ascending (the producer writes a Set)")
+        session.stats.forms["MyHeartCounts PPG binary files", default: 0] += 1
+        try session.append(participant: job.participant, device: device, b)
     }
 }
