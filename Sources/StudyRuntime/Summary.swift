@@ -238,7 +238,7 @@ struct SummaryPass {
         defer { layout.keep(cols, in: &spare) }
         let masks = try layout.masks(batch, columns: cols, poolsOnly: false)
         var touched: Set<Int> = []
-        runs(batch, sel) { pass, key, a, b in
+        try runs(batch, sel) { pass, key, a, b in
             let s = pass.slot(for: key)
             pass.groupRows[s] += b - a
             pass.accumulate(s, a, b, sel, cols, masks)
@@ -259,7 +259,7 @@ struct SummaryPass {
         let cols = try layout.columns(batch, poolsOnly: true, reusing: &spare)
         defer { layout.keep(cols, in: &spare) }
         let masks = try layout.masks(batch, columns: cols, poolsOnly: true)
-        runs(batch, sel) { pass, key, a, b in
+        try runs(batch, sel) { pass, key, a, b in
             guard let s = pass.index[key], slots.contains(s) else { return }
             pass.fillPools(s, a, b, sel, cols, masks, store: true, counting: false)
         }

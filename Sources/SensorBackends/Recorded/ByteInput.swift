@@ -284,8 +284,9 @@ public enum ZstdCompressor {
         let input = try FileSource(path: source)
         let context = try makeContext(level: level, what: target)
         defer { ZSTD_freeCCtx(context) }
-        FileManager.default.createFile(atPath: target, contents: nil)
-        guard let output = FileHandle(forWritingAtPath: target) else { throw ImportError(file: target, "cannot write") }
+        guard FileManager.default.createFile(atPath: target, contents: nil), let output = FileHandle(forWritingAtPath: target) else {
+            throw ImportError(file: target, "cannot write")
+        }
         defer { try? output.close() }
         let blockBytes = 1 << 20
         let inBuf = UnsafeMutableRawPointer.allocate(byteCount: blockBytes, alignment: 16)
