@@ -5,6 +5,8 @@
 
 SWIFT        ?= swift
 APT_PACKAGES := liblua5.4-dev pkg-config libedit-dev zlib1g-dev libisal-dev libzstd-dev libsqlite3-dev lua5.4
+# zstd and python3: the export-fixture test reads the fixtures on its own (scripts/export-daily-figures.py).
+APT_PACKAGES += zstd python3
 # Headless Chromium and a font: the browser test renders the HTML run report to PNG.
 APT_PACKAGES += chromium fonts-dejavu-core
 SLURM_PACKAGES := slurm-wlm munge

@@ -11,7 +11,8 @@ parses JSON and CSV with the standard library, drops exact duplicates (the same 
 in two files), and takes each sample's time by the producers' rules
 (shared/reference/recorded-formats.md): MyDataHelps items in milliseconds (or seconds, decided
 per file by the first item), heart rate by its item's timestamp, arrays by each element's
-startDate; MyHeartCounts by the first column, wrist temperature by the session's first reading.
+startDate; MyHeartCounts by the first column, wrist temperature by the session's first reading,
+on-wrist Observations by the end of their effective period (or their instant).
 """
 import csv
 import gzip
@@ -96,6 +97,18 @@ def mhc(root):
     for path in files(os.path.join(root, "users")):
         parts = os.path.relpath(path, os.path.join(root, "users")).split(os.sep)
         participant = parts[0]
+        if parts[1] == "liveHealthSamples" and parts[2].startswith("com.apple.SensorKit.onWristState_"):
+            # FHIR on-wrist Observations: timed by effectivePeriod.end or effectiveInstant (the
+            # latest change of wear), the device from the sourceDevice extension.
+            for obs in json.loads(read_bytes(path)):
+                time = obs.get("effectivePeriod", {}).get("end") or obs.get("effectiveInstant")
+                if time is None:
+                    continue
+                ext = next(e for e in obs["extension"] if e["url"].endswith("/SensorKit/sourceDevice"))
+                fields = {e["url"].rsplit("/", 1)[1]: e["valueString"] for e in ext["extension"]}
+                device = fields["model"] + " " + fields["productType"]
+                samples[(participant, "onWristState", device)].add((iso(time), None, obs["id"]))
+            continue
         if parts[1] != "SensorKit":
             continue
         sensor = folders[parts[2]]
