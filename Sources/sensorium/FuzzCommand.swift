@@ -1,10 +1,13 @@
 import ArgumentParser
 import Foundation
+import SensorBackends
 
 /// `sensorium fuzz`: a seeded mutation fuzzer over the three import formats, scenarios and
 /// protocols. Each case mutates a seed input from the corpus (contrib/fuzz/seeds), runs
 /// `sensorium` on it in a child process under an address-space cap (`ulimit -v`) and a
-/// timeout, and fails on a signal (a Swift trap, a crash, memory exhaustion), a hang, or an
+/// timeout (MyHeartCounts and MyDataHelps inputs are, in half the cases, zstd-compressed after
+/// their mutation, as MyHeartCounts uploads them, and in some their compressed bytes are
+/// mutated too), and fails on a signal (a Swift trap, a crash, memory exhaustion), a hang, or an
 /// error message longer than 64 KB. A clear error (exit 1 or 64) is a pass: bad input is
 /// expected to be refused. Cases are numbered; case N of seed S is the same input on every
 /// machine, so a failure is reproduced with `--seed S --only N`.
@@ -202,10 +205,12 @@ struct Fuzzer: Sendable {
             return [["import", "--format", "native", "in", "--into", "store.sqlite"], ["inspect", "store.sqlite"], replay]
         case .mhcCSV:
             try copyMutatingOne(from: seeds.appendingPathComponent("mhc-csv/week1"), to: dir.appendingPathComponent("in"), &rng)
+            try compressSome(dir.appendingPathComponent("in"), &rng)
             try Data(probe.utf8).write(to: dir.appendingPathComponent("probe.lua"))
             return [["import", "--format", "mhc-csv", "in", "--participant", "p1", "--into", "store.sqlite"], replay]
         case .mdhJSON:
             try copyMutatingOne(from: seeds.appendingPathComponent("mdh-json"), to: dir.appendingPathComponent("in"), &rng)
+            try compressSome(dir.appendingPathComponent("in"), &rng)
             try Data(probe.utf8).write(to: dir.appendingPathComponent("probe.lua"))
             return [["import", "--format", "mdh-json", "in", "--into", "store.sqlite"], replay]
         }
@@ -219,6 +224,26 @@ struct Fuzzer: Sendable {
         guard let victim = files.randomElement(using: &rng) else { return }
         let mutated = Mutator(lua: false).mutate(try Data(contentsOf: victim), &rng)
         try mutated.write(to: victim)
+    }
+
+    /// zstd cases (MyHeartCounts uploads are zstd-compressed; the seeds stay text): in half
+    /// of the cases, every file under `dir` (already mutated as text) is compressed with zstd,
+    /// mostly renamed `NAME.zstd`, else keeping its name (the importers recognise zstd by its
+    /// magic bytes); in half of those, one compressed file's bytes are then mutated too (flips,
+    /// cuts, inserted slices, trailing bytes, a second frame).
+    func compressSome(_ dir: URL, _ rng: inout SplitMix) throws {
+        guard Bool.random(using: &rng) else { return }
+        let rename = Int.random(in: 0..<4, using: &rng) > 0
+        var compressed: [URL] = []
+        for file in try Fuzzer.files(in: dir) {
+            let bytes = try ZstdCompressor.compress([UInt8](try Data(contentsOf: file)), level: Int32.random(in: 1...5, using: &rng))
+            let target = rename ? file.appendingPathExtension("zstd") : file
+            if rename { try FileManager.default.removeItem(at: file) }
+            try Data(bytes).write(to: target)
+            compressed.append(target)
+        }
+        guard Bool.random(using: &rng), let victim = compressed.randomElement(using: &rng) else { return }
+        try Mutator(lua: false).mutateBinary(try Data(contentsOf: victim), &rng).write(to: victim)
     }
 
     /// Regular files below `dir`, sorted (so the choice is the same on every machine).
@@ -312,6 +337,26 @@ struct Mutator {
                 let a = Int.random(in: 0..<bytes.count, using: &rng), b = min(bytes.count, a + Int.random(in: 1...200, using: &rng))
                 bytes.insert(contentsOf: bytes[a..<b], at: Int.random(in: 0...bytes.count, using: &rng))
             default: bytes = replaceToken(bytes, numbers: true, &rng)
+            }
+        }
+        return Data(bytes)
+    }
+
+    /// Mutations of compressed bytes: one to three of a flipped byte, a cut, a slice inserted
+    /// elsewhere, bytes appended (garbage, or the input's own start: a frame after the end).
+    func mutateBinary(_ input: Data, _ rng: inout SplitMix) -> Data {
+        var bytes = [UInt8](input)
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 0, 1: if !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng) }
+            case 2: if !bytes.isEmpty { bytes.removeLast(Int.random(in: 1...bytes.count, using: &rng)) }
+            case 3:
+                guard !bytes.isEmpty else { break }
+                let a = Int.random(in: 0..<bytes.count, using: &rng), b = min(bytes.count, a + Int.random(in: 1...64, using: &rng))
+                bytes.insert(contentsOf: bytes[a..<b], at: Int.random(in: 0...bytes.count, using: &rng))
+            default:
+                bytes += Bool.random(using: &rng) ? (0..<Int.random(in: 1...16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    : Array(bytes.prefix(Int.random(in: 1...64, using: &rng)))
             }
         }
         return Data(bytes)

@@ -7,7 +7,7 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import recorded SensorKit data into a study store (SQLite).",
         discussion: """
-        Formats: native (Sensorium's own folder, docs/native-format.md), mhc-csv (MyHeartCounts per-sensor CSV files), mdh-json (a MyDataHelps SensorKit export tree, .json or .json.gz). The import is one transaction: on any error nothing is stored. Exact duplicates are dropped and counted; importing the same files again changes nothing.
+        Formats: native (Sensorium's own folder, docs/native-format.md), mhc-csv (MyHeartCounts per-sensor CSV files, .csv, .csv.gz or .csv.zstd), mdh-json (a MyDataHelps SensorKit export tree, .json, .json.gz or .json.zstd); gzip and zstd files are recognised by their first bytes, whatever their names. The import is one transaction: on any error nothing is stored. Exact duplicates are dropped and counted; importing the same files again changes nothing.
         """
     )
 

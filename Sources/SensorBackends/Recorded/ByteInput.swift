@@ -244,13 +244,14 @@ final class ZstdSource: ByteSource {
     }
 
     /// The error for libzstd's result `rc` (an error code): its own words, a checksum
-    /// mismatch in plain ones.
+    /// mismatch in plain ones, and where: libzstd leaves its input position where the failed
+    /// call began, so the damage is near the compressed bytes that call was given (from
+    /// `compressedOffset` to the end of the input read so far).
     private func failure(_ rc: Int) -> ImportError {
-        if ZSTD_getErrorCode(rc) == ZSTD_error_checksum_wrong {
-            return ImportError(file: path, "not valid zstd data (incorrect checksum: the decompressed data does not match the frame's content checksum) near compressed byte \(compressedOffset)")
-        }
-        let name = String(cString: ZSTD_getErrorName(rc))
-        return ImportError(file: path, "not valid zstd data (\(name)) near compressed byte \(compressedOffset)")
+        let what = ZSTD_getErrorCode(rc) == ZSTD_error_checksum_wrong
+            ? "incorrect checksum: the decompressed data does not match the frame's content checksum"
+            : String(cString: ZSTD_getErrorName(rc))
+        return ImportError(file: path, "not valid zstd data (\(what)) near compressed bytes \(compressedOffset)–\(file.fileBytesRead)")
     }
 }
 

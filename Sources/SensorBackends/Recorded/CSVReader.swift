@@ -67,6 +67,18 @@ final class CSVReader {
     /// binary): "the file is not UTF-8 text (binary data at byte 3)"; nil otherwise.
     var contentProblem: String? { window.contentProblem }
 
+    /// Why the current record (a header line, read just before) is not text: nil when every
+    /// field is UTF-8 text without control bytes; otherwise what the file is ("the file is
+    /// not UTF-8 text (binary data at byte 3)", "… is zstd-compressed"), to say instead of
+    /// printing the header's names. Only the header is checked: rows are checked by the
+    /// parsing of their fields, and an error quoting one escapes its control bytes.
+    var headerProblem: String? {
+        for i in 0..<fieldCount where LeadingBytes(bytes(i), complete: true) != .text {
+            return contentProblem ?? "the header line is not UTF-8 text (binary data in column \(i + 1))"
+        }
+        return nil
+    }
+
     /// The error to throw for a malformed record: what the file is instead when it is not
     /// text (a binary file fails as a malformed CSV file; its bytes are never printed).
     private func malformed(line: Int, field: String? = nil, _ message: String) -> ImportError {

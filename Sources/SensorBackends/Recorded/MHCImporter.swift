@@ -111,7 +111,7 @@ public enum MHCFormat {
         for f in files {
             let csv = CSVReader(path: f, source: try openByteSource(f))
             guard try csv.nextRecord() else { throw ImportError(file: f, line: 1, "empty file: expected a header line") }
-            if let problem = csv.contentProblem { throw ImportError(file: f, "not a MyHeartCounts SensorKit CSV file: \(problem)") }
+            if let problem = csv.headerProblem { throw ImportError(file: f, "not a MyHeartCounts SensorKit CSV file: \(problem)") }
             let names = (0..<csv.fieldCount).map { csv.string($0).trimmingCharacters(in: .whitespaces) }
             let sensor = try classify(names, file: f)
             if let folder = folderSensors[f], folder != sensor {

@@ -500,7 +500,7 @@ public enum NativeFormat {
         progress?.beginFile(path)
         session.stats.files += 1
         guard try csv.nextRecord() else { throw ImportError(file: path, line: 1, "empty file: expected the header line writeTime,time,…") }
-        if let problem = csv.contentProblem { throw ImportError(file: path, "not a Sensorium CSV file: \(problem)") }
+        if let problem = csv.headerProblem { throw ImportError(file: path, "not a Sensorium CSV file: \(problem)") }
         let buf = try session.buffer(participant: participant, device: device, sensor: sensor)
         let fields = sensor.info.columnFields
         enum Slot { case write, time, column(Int, FieldSchema) }

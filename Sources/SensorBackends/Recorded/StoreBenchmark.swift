@@ -340,9 +340,10 @@ public enum StoreBenchmark {
 
     /// Imports `request` into `store` twice (import, then re-import of the same files, all
     /// duplicates) and prints each pass's rate against its target; adds both rates to `summary`
-    /// as "KEY import" and "KEY re-import".
+    /// as "KEY import" and "KEY re-import". Returns the import's rate (rows/s).
+    @discardableResult
     static func importTwice(_ request: ImportRequest, into store: RecordedStore, label: String, key: String, inputBytes: Int64,
-                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws {
+                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws -> Double {
         var firstRate = 0.0
         for pass in ["import", "re-import"] {
             resetPeakResident()
@@ -360,6 +361,14 @@ public enum StoreBenchmark {
                           label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, Double(stats.rowsRead) / cpu / 1e6,
                           stats.rowsStored, stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
         }
+        return firstRate
+    }
+
+    /// A line comparing a compressed import's rate with the uncompressed import's: how many
+    /// times its time per row (target ≤ 1.3).
+    static func compressedRatio(_ label: String, rate: Double, plainRate: Double) -> String {
+        String(format: "  %@: %.2f M rows/s against %.2f uncompressed: %.2fx the uncompressed import's time per row (target ≤ 1.3)",
+               label, rate / 1e6, plainRate / 1e6, plainRate / rate)
     }
 
     /// The MyDataHelps path: the native path's simulated participant-week of phone and watch
@@ -387,8 +396,8 @@ public enum StoreBenchmark {
         output("  " + readIntoPageCache(root))
         let path = dir.appendingPathComponent("mdh-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
-        try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
-                        label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
+        let plainRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
+                                        label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
         try store.close()
         // Exports are downloaded as .json.gz: the first day of both devices compressed, then
         // imported into a store of its own (inflating is part of the import).
@@ -408,9 +417,29 @@ public enum StoreBenchmark {
         try importTwice(ImportRequest(format: .mdhJSON, sources: [gzRoot], progressBar: false), into: gzStore,
                         label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output)
         try gzStore.close()
+        // MyHeartCounts uploads are zstd-compressed: the same first day as .json.zstd
+        // (libzstd's streaming compression at its default level, with checksums).
+        let zstdRoot = dir.appendingPathComponent("mdh-\(days)d-zstd").path
+        let tz = now()
+        var zstdBytes: Int64 = 0
+        for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
+            let target = zstdRoot + "/" + f + ".zstd"
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target)
+        }
+        output(String(format: "  MyDataHelps JSON.zstd, the first day of both devices: %.0f MB compressed (zstd level %d) in %.2f s",
+                      Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(tz)))
+        output("  " + readIntoPageCache(zstdRoot))
+        let zstdStore = try RecordedStore(path: dir.appendingPathComponent("mdh-zstd.sqlite").path)
+        let zstdRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [zstdRoot], progressBar: false), into: zstdStore,
+                                       label: "MyDataHelps JSON.zstd", key: "mdh-json.zstd", inputBytes: zstdBytes, unit: "zstd",
+                                       summary: &summary, output: output)
+        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: plainRate))
+        try zstdStore.close()
         if !keepFiles {
             try FileManager.default.removeItem(atPath: root)
             try FileManager.default.removeItem(atPath: gzRoot)
+            try FileManager.default.removeItem(atPath: zstdRoot)
         }
     }
 
@@ -481,6 +510,7 @@ public enum StoreBenchmark {
         guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
         var lastRate = 0.0
+        var importRate = 0.0
         for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
             // Named by label: with --days 1 the "week" is one day too, in files of its own.
             let isWeek = label == "participant-week"
@@ -503,11 +533,30 @@ public enum StoreBenchmark {
                 let s = secs(t)
                 let cpu = processCPUSeconds() - cpu0
                 lastRate = Double(stats.rowsRead) / s
+                if pass == "import" { importRate = lastRate }
                 let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
                 output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 7: %.2fx), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB = %.1f B/row; peak memory %.0f MB (%.0f MB before)",
                               label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(stats.rowsRead) / s / 7e6, Double(size) / 1e6 / s, cpu,
                               Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped, Double(dbSize) / 1e6,
                               Double(dbSize) / Double(max(rows, 1)), Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
+            }
+            if !isWeek {
+                // The same day as MyHeartCounts uploads it, zstd-compressed (.csv.zstd), into a
+                // store of its own: decompressing is part of the import.
+                let plainRate = importRate
+                let zstdPath = csv + ".zstd"
+                t = now()
+                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath)
+                output(String(format: "  %@ .csv.zstd: %.0f MB compressed (zstd level %d) in %.2f s",
+                              label, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(t)))
+                output("  " + readIntoPageCache(zstdPath))
+                let zstdStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-zstd.sqlite").path)
+                let zstdRate = try importTwice(ImportRequest(format: .mhcCSV, sources: [zstdPath], participant: "bench", timeZone: "UTC", progressBar: false),
+                                               into: zstdStore, label: "\(label) CSV.zstd", key: "mhc-csv.zstd day", inputBytes: zstdBytes,
+                                               unit: "zstd", summary: &summary, output: output)
+                output(compressedRatio("\(label) CSV.zstd", rate: zstdRate, plainRate: plainRate))
+                try zstdStore.close()
+                try FileManager.default.removeItem(atPath: zstdPath)
             }
             try FileManager.default.removeItem(atPath: csv)
             if isWeek { weekStore = store } else { try store.close() }
