@@ -20,7 +20,7 @@ final class HostileValuesTests: XCTestCase {
     static let unsupportedTimes: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, 1e12, -1e12, .greatestFiniteMagnitude]
     /// Extreme but supported times: 1938, 2128, the calendar's first and last seconds.
     static let extremeTimes: [Double] = [-1e9, 5e9, -62_135_596_800, 253_402_300_799]
-    static let hostileValues: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, -1e9, 5e9, 1e12, .greatestFiniteMagnitude, -0.0, 5e-324]
+    static let hostileValues: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, -1e9, 5e9, 1e12, .greatestFiniteMagnitude, -0.0, Double.leastNonzeroMagnitude]
 
     /// Every grouping: the named ones and a 15-minute window.
     static var groupings: [(String, Grouping)] {
@@ -239,7 +239,7 @@ final class HostileValuesTests: XCTestCase {
 
     /// Charts over non-finite and huge values render, with only finite numbers in attributes.
     func testChartsRenderValidSVGOverHostileValues() {
-        let values: [Double?] = [.nan, .infinity, -.infinity, 1e300, -1e300, 1.7e308, -1.7e308, 0, 5e-324, nil, 3]
+        let values: [Double?] = [.nan, .infinity, -.infinity, 1e300, -1e300, 1.7e308, -1.7e308, 0, Double.leastNonzeroMagnitude, nil, 3]
         let xs: [Double] = [.nan, .infinity, -.infinity, 1e300, -1e300, -1e9, 5e9, 1e12, HostileValuesTests.base, HostileValuesTests.base + 3600, 0]
         for kind in Chart.Kind.allCases {
             for shift in 0..<values.count {
@@ -264,7 +264,7 @@ final class HostileValuesTests: XCTestCase {
         }
         XCTAssertEqual(ChartNumber.value(.nan), "nan")
         XCTAssertEqual(ChartNumber.coord(.infinity), "1000000")
-        XCTAssertEqual(ChartNumber.ticks(0, 5e-324).values, [0, 5e-324])
+        XCTAssertEqual(ChartNumber.ticks(0, Double.leastNonzeroMagnitude).values, [0, Double.leastNonzeroMagnitude])
         XCTAssertEqual(ChartNumber.ticks(-1.7e308, 1.7e308).values, [-1.7e308, 1.7e308])
     }
 
