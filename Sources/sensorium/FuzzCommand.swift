@@ -26,7 +26,7 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "Run only case N (to reproduce a failure).")
     var only: Int?
 
-    @Option(help: "Targets, comma-separated: scenario, protocol, native, mhc-csv, mdh-json.")
+    @Option(help: "Targets, comma-separated: scenario, protocol, native, mhc-csv, mhc, mdh-json.")
     var targets: String = FuzzTarget.allCases.map(\.rawValue).joined(separator: ",")
 
     @Option(help: "Folder with probe.lua and seeds/ (default: contrib/fuzz).")
@@ -87,7 +87,7 @@ struct FuzzCommand: ParsableCommand {
 
 /// What a fuzz case feeds to `sensorium`.
 enum FuzzTarget: String, CaseIterable, Sendable {
-    case scenario, `protocol`, native, mhcCSV = "mhc-csv", mdhJSON = "mdh-json"
+    case scenario, `protocol`, native, mhcCSV = "mhc-csv", mhc, mdhJSON = "mdh-json"
 }
 
 /// How one case ended.
@@ -208,6 +208,12 @@ struct Fuzzer: Sendable {
             try compressSome(dir.appendingPathComponent("in"), &rng)
             try Data(probe.utf8).write(to: dir.appendingPathComponent("probe.lua"))
             return [["import", "--format", "mhc-csv", "in", "--participant", "p1", "--into", "store.sqlite"], replay]
+        case .mhc:
+            // A MyHeartCounts upload tree: CSV uploads and a FHIR Observation array.
+            try copyMutatingOne(from: seeds.appendingPathComponent("mhc"), to: dir.appendingPathComponent("in"), &rng)
+            try compressSome(dir.appendingPathComponent("in"), &rng)
+            try Data(probe.utf8).write(to: dir.appendingPathComponent("probe.lua"))
+            return [["import", "--format", "mhc", "in", "--into", "store.sqlite"], replay]
         case .mdhJSON:
             try copyMutatingOne(from: seeds.appendingPathComponent("mdh-json"), to: dir.appendingPathComponent("in"), &rng)
             try compressSome(dir.appendingPathComponent("in"), &rng)
