@@ -71,7 +71,7 @@ def write(path, data):
         f.write(data)
 
 
-def uid(n):
+def uid():
     return str(uuid.UUID(int=rng.getrandbits(128), version=4)).upper()
 
 
@@ -214,7 +214,7 @@ def csv_text(header, rows):
 
 
 def mhc_upload(user, sensor_id, header, rows):
-    path = os.path.join(OUT, "mhc", "users", user, "SensorKit", sensor_id, uid(0) + ".csv.zstd")
+    path = os.path.join(OUT, "mhc", "users", user, "SensorKit", sensor_id, uid() + ".csv.zstd")
     data = zstd_bytes(csv_text(header, rows))
     write(path, data)
     return path
@@ -236,7 +236,7 @@ def mhc():
             first = mhc_upload(user, "com.apple.SensorKit.als", ["timestamp", "lux", "placement", "chromacityX", "chromacityY", "device"], rows)
             if d == 1:
                 # Logging out reset the anchors: the same day uploaded again under a new name.
-                again = os.path.join(os.path.dirname(first), uid(0) + ".csv.zstd")
+                again = os.path.join(os.path.dirname(first), uid() + ".csv.zstd")
                 shutil.copyfile(first, again)
             # Heart rate: every 5 minutes; confidence as its raw value 0–3.
             rows = []
@@ -276,10 +276,10 @@ def mhc():
             events.append((t, on))
             t += timedelta(minutes=40 if on else 5)
             on = not on
-        write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"com.apple.SensorKit.onWristState_{uid(0)}.json.zstd"),
+        write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"com.apple.SensorKit.onWristState_{uid()}.json.zstd"),
               zstd_bytes(json.dumps(mhc_fhir_on_wrist(events, watch_product), separators=(",", ":")).encode()))
         # A HealthKit upload beside them: not SensorKit data, named as not read.
-        write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"HKQuantityTypeIdentifierStepCount_{uid(0)}.json.zstd"),
+        write(os.path.join(OUT, "mhc", "users", user, "liveHealthSamples", f"HKQuantityTypeIdentifierStepCount_{uid()}.json.zstd"),
               zstd_bytes(b"[]"))
 
 
@@ -301,7 +301,7 @@ def mhc_fhir_on_wrist(events, product):
     out = []
     previous = None
     for t, on in events:
-        ident = uid(0)
+        ident = uid()
         obs = {
             "resourceType": "Observation", "id": ident, "identifier": [{"id": ident}], "status": "final",
             "code": {"coding": [{"code": "com.apple.SensorKit.onWristState", "system": "https://developer.apple.com/documentation/sensorkit", "display": "On-Wrist State"}]},

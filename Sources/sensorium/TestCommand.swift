@@ -205,7 +205,8 @@ struct TestCommand: ParsableCommand {
             try? FileManager.default.removeItem(atPath: first.directory)
             try? FileManager.default.removeItem(atPath: second.directory)
         }
-        let folder = folder + run.label
+        let expected = folder + "/" + run.expectedFolder
+        let folder = folder + run.label      // as the messages name it
         if first.status != 0 {
             let findings = first.stderr.split(separator: "\n").filter { $0.hasPrefix("finding: ") }.count
             let why = findings > 0 ? "\(findings) failed expect check\(findings == 1 ? "" : "s") (findings)" : "the protocol failed (exit \(first.status))"
@@ -216,7 +217,6 @@ struct TestCommand: ParsableCommand {
             fail("FAIL \(folder): non-deterministic output: \(difference)")
             return false
         }
-        let expected = String(folder.dropLast(run.label.count)) + "/" + run.expectedFolder
         if update { return try write(first.files, to: expected, folder: folder) }
         var ok = true
         var expectedFiles = (try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []

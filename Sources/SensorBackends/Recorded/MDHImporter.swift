@@ -110,7 +110,7 @@ public enum MDHFormat {
     /// Imports the files in order, each on two threads (`MDHPipeline`); the open streams are
     /// written out whenever the participant or device changes.
     static func importFiles(_ jobs: [FileJob], session: ImportSession, progress: ImportProgress?) throws {
-        var missing: [String: Int] = [:]
+        var missing: [MissingField: Int] = [:]
         var lastKey: (String, String) = ("", "")
         for job in jobs {
             if (job.participant, job.deviceID) != lastKey {
@@ -125,17 +125,21 @@ public enum MDHFormat {
             for (k, n) in notes.missing { missing[k, default: 0] += n }
             if let unit = notes.timestampUnit { session.stats.forms["MyDataHelps item timestamps in \(unit.rawValue) since 1970", default: 0] += 1 }
         }
-        for (k, n) in missing.sorted(by: { $0.key < $1.key }) {
-            if k.hasPrefix(timedByItemPrefix) {
-                session.stats.note("\(k.dropFirst(timedByItemPrefix.count)): absent in \(n) sample(s); timed by their item's timestamp (the producers' rule: the sample's date, else the fetch result's time)")
+        for (k, n) in missing.sorted(by: { $0.key.label < $1.key.label }) {
+            if k.timedByItem {
+                session.stats.note("\(k.label): absent in \(n) sample(s); timed by their item's timestamp (the producers' rule: the sample's date, else the fetch result's time)")
             } else {
-                session.stats.warn("\(k): missing in \(n) sample(s), stored as missing")
+                session.stats.warn("\(k.label): missing in \(n) sample(s), stored as missing")
             }
         }
     }
 
-    /// Marks a `missing` key whose samples were timed by their item's timestamp.
-    static let timedByItemPrefix = "time:"
+    /// A field missing in samples ("heartRate date"); `timedByItem`: the sample's optional
+    /// time, so the sample was timed by its item's timestamp (not stored as missing).
+    struct MissingField: Hashable, Sendable {
+        var label: String
+        var timedByItem: Bool
+    }
 
     static func deviceFrom(_ v: FieldValue, job: FileJob, reader: JSONReader) throws -> SRDevice {
         guard let o = v.objectValue else { throw reader.error("expected the device as an object (systemVersion, systemName, model, name)") }
@@ -174,7 +178,7 @@ struct SampleMapper {
     /// `notUnderstood` and missing ones in `missing`; throws an `ImportError` naming `file`,
     /// `line` and the JSON path of what was not as expected.
     func add(_ item: FieldValue, path: String, file: String, line: Int, into b: StreamBuffer, notUnderstood: inout [String: Int],
-             missing: inout [String: Int]) throws -> Int {
+             missing: inout [MDHFormat.MissingField: Int]) throws -> Int {
         do {
             return try addItem(item, path: path, file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
         } catch var e as ImportError {
@@ -184,7 +188,7 @@ struct SampleMapper {
     }
 
     private func addItem(_ item: FieldValue, path: String, file: String, into b: StreamBuffer, notUnderstood: inout [String: Int],
-                         missing: inout [String: Int]) throws -> Int {
+                         missing: inout [MDHFormat.MissingField: Int]) throws -> Int {
         guard case .object(let pairs) = item else {
             throw ImportError(file: file, jsonPath: path, "expected a sample item as an object {\"timestamp\": …, \"sample\": …}")
         }
@@ -228,7 +232,7 @@ struct SampleMapper {
     }
 
     private func addElement(_ e: FieldValue, write w: Double, path: String, file: String, into b: StreamBuffer,
-                            notUnderstood: inout [String: Int], missing: inout [String: Int]) throws {
+                            notUnderstood: inout [String: Int], missing: inout [MDHFormat.MissingField: Int]) throws {
         guard case .object(let o) = e else {
             throw ImportError(file: file, jsonPath: path, "expected a sample object with Apple's property names")
         }
@@ -243,7 +247,7 @@ struct SampleMapper {
             if let v = lookup(o, rowTimePath), v != .null {
                 t = try date(v, file: file, path: path + "." + rf.appleName, field: rf.name)
             } else if rf.isOptional {
-                missing[MDHFormat.timedByItemPrefix + "\(sensor.rawValue) \(rf.appleName)", default: 0] += 1
+                missing[MDHFormat.MissingField(label: "\(sensor.rawValue) \(rf.appleName)", timedByItem: true), default: 0] += 1
             } else {
                 throw ImportError(file: file, jsonPath: path, field: rf.appleName,
                                   "expected the sample's time '\(rf.appleName)' (\(rf.summary)); a sample without its time cannot be stored")
@@ -256,7 +260,7 @@ struct SampleMapper {
             let c = b.columns[i]
             guard let v = lookup(o, paths[i]), v != .null else {
                 c.appendMissing()
-                if !f.isOptional { missing["\(sensor.rawValue) \(f.appleName)", default: 0] += 1 }
+                if !f.isOptional { missing[MDHFormat.MissingField(label: "\(sensor.rawValue) \(f.appleName)", timedByItem: false), default: 0] += 1 }
                 continue
             }
             try append(v, to: c, field: f, file: file, path: path + "." + f.appleName)
@@ -354,7 +358,7 @@ struct SampleMapper {
 /// the query window its name gives (`2023-11-07T155131-0600_2023-11-08T152527-0600.json.gz`,
 /// two days' slack either side), else the one that is a plausible date. Every later item of
 /// the file must be in the same unit; ISO 8601 text is read as it is.
-final class MDHItemTimes: @unchecked Sendable {
+final class MDHItemTimes {
     enum Unit: String { case seconds, milliseconds }
     let file: String
     /// The query window of the file's name, Unix seconds; nil when its name holds none.

@@ -13,8 +13,8 @@ enum MDHPipeline {
     struct Notes: Sendable {
         var notUnderstood: [String: Int] = [:]
         var warnings: [String] = []
-        /// "sensor field" → samples where a field was missing (stored as missing).
-        var missing: [String: Int] = [:]
+        /// Fields missing in samples → how many (stored as missing, or timed by the item).
+        var missing: [MDHFormat.MissingField: Int] = [:]
         /// Bytes of the file read (for the progress bar).
         var bytesRead: Int64 = 0
         /// Items the second reader read and the first took (see `FileParser.Speculation`).
@@ -61,7 +61,7 @@ enum MDHPipeline {
         let fast: MDHFastItems?
         // Separate properties, not one `Notes`: the mapper takes two of them inout at once.
         private var notUnderstood: [String: Int] = [:]
-        private var missing: [String: Int] = [:]
+        private var missing: [MDHFormat.MissingField: Int] = [:]
         private var warnings: [String] = []
         private var bytesRead: Int64 = 0
         private var itemsReadAhead = 0

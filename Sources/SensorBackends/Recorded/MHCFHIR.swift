@@ -150,15 +150,11 @@ private final class FHIRFile {
         }
         if values.isEmpty {
             noDevice += 1
-            let watch = sensor.deviceKinds.contains(.watch)
-            return SRDevice(name: watch ? "Apple Watch" : "iPhone", model: watch ? "Watch" : "iPhone", systemName: watch ? "watchOS" : "iOS",
-                            systemVersion: "", productType: "", kind: watch ? .watch : .phone)
+            return MHCFormat.unnamedDevice(sensor.deviceKinds.contains(.watch) ? .watch : .phone)
         }
         let model = values["model"] ?? ""
-        let systemName = values["systemName"] ?? ""
-        let isWatch = systemName.lowercased().contains("watch") || model.lowercased().contains("watch")
-        return SRDevice(name: values["name"] ?? model, model: model, systemName: systemName, systemVersion: values["systemVersion"] ?? "",
-                        productType: values["productType"] ?? "", kind: isWatch ? .watch : .phone)
+        return MHCFormat.device(name: values["name"] ?? model, model: model, systemName: values["systemName"] ?? "",
+                                systemVersion: values["systemVersion"] ?? "", productType: values["productType"] ?? "")
     }
 
     // MARK: Values
@@ -758,7 +754,7 @@ enum MHCPPG {
         let b = try batch(samples, file: job.path)
         // Every column of the catalogue's schema has its counterpart in the file; the
         // producer's order of activePhotodiodeIndexes (a Set) is not kept: stored ascending.
-        let device = SRDevice(name: "Apple Watch", model: "Watch", systemName: "watchOS", systemVersion: "", productType: "", kind: .watch)
+        let device = MHCFormat.unnamedDevice(.watch)
         session.stats.note("photoplethysmogram (MyHeartCounts .mhcPPG): the files name no device, stored under a generic 'Apple Watch'; activePhotodiodeIndexes stored ascending (the producer writes a Set)")
         session.stats.forms["MyHeartCounts PPG binary files", default: 0] += 1
         try session.append(participant: job.participant, device: device, b)

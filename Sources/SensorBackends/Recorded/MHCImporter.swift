@@ -33,8 +33,6 @@ public enum MHCFormat {
     static let placementType = Sensor.ambientLightSensor.info.columnFields.first { $0.name == "placement" }!.type
     static let confidenceType = Sensor.heartRate.info.columnFields.first { $0.name == "confidence" }!.type
 
-    static let placements = ["unknown", "frontTop", "frontBottom", "frontRight", "frontLeft", "frontTopRight",
-                             "frontTopLeft", "frontBottomRight", "frontBottomLeft"]
 
     /// Which sensor a header belongs to, or a clear error.
     static func classify(_ names: [String], file: String) throws -> Sensor {
@@ -94,10 +92,23 @@ public enum MHCFormat {
         }
         let name = values["name"] ?? text.trimmingCharacters(in: .whitespaces)
         let model = values["model"] ?? (name.localizedCaseInsensitiveContains("watch") ? "Watch" : "iPhone")
-        let systemName = values["systemName"] ?? ""
+        return device(name: name, model: model, systemName: values["systemName"] ?? "", systemVersion: values["systemVersion"] ?? "",
+                      productType: values["productType"] ?? "")
+    }
+
+    /// The device MyHeartCounts describes (SRDevice's fields, as text): a watch when its system
+    /// name or model says so, else a phone.
+    static func device(name: String, model: String, systemName: String, systemVersion: String, productType: String) -> SRDevice {
         let isWatch = systemName.lowercased().contains("watch") || model.lowercased().contains("watch")
-        return SRDevice(name: name, model: model, systemName: systemName, systemVersion: values["systemVersion"] ?? "",
-                        productType: values["productType"] ?? "", kind: isWatch ? .watch : .phone)
+        return SRDevice(name: name, model: model, systemName: systemName, systemVersion: systemVersion,
+                        productType: productType, kind: isWatch ? .watch : .phone)
+    }
+
+    /// The device of uploads that name none (wrist temperature, PPG, FHIR without
+    /// `sourceDevice`): a generic one of the kind, with a warning where it is used.
+    static func unnamedDevice(_ kind: DeviceKind) -> SRDevice {
+        kind == .watch ? SRDevice(name: "Apple Watch", model: "Watch", systemName: "watchOS", systemVersion: "", productType: "", kind: .watch)
+            : SRDevice(name: "iPhone", model: "iPhone", systemName: "iOS", systemVersion: "", productType: "", kind: .phone)
     }
 
     // MARK: Import
@@ -235,12 +246,12 @@ public enum MHCFormat {
                 b.columns[slot[1]].appendDouble(lux)
                 let pb = csv.bytes(2)
                 if let raw = NumberParser.int(pb) {
-                    guard (0..<Int64(placements.count)).contains(raw) else { throw fail(2, "a placement (\(placements.joined(separator: " ")) or 0–\(placements.count - 1))") }
+                    guard placementType.accepts(raw: raw) else { throw fail(2, "a placement (\(placementType.allowedRaw))") }
                     b.columns[slot[2]].appendInt(raw)
                 } else if let raw = placementType.rawValue(forProducerName: csv.string(2)) {
                     b.columns[slot[2]].appendInt(raw)
                 } else {
-                    throw fail(2, "a placement (\(placements.joined(separator: " ")))")
+                    throw fail(2, "a placement (\(placementType.namedValues.map(\.name).joined(separator: " ")) in any case, or unknown<N>)")
                 }
                 for i in 3...4 {
                     guard let v = NumberParser.double(csv.bytes(i)), v.isFinite else { throw fail(i, "a finite number") }
@@ -334,7 +345,7 @@ public enum MHCFormat {
         }
         var device = watch
         if device == nil {
-            device = SRDevice(name: "Apple Watch", model: "Watch", systemName: "watchOS", systemVersion: "", productType: "", kind: .watch)
+            device = unnamedDevice(.watch)
             session.stats.warn("wrist temperature: no watch named by the other files, stored under a generic 'Apple Watch'")
         }
         var b = SampleBatch(sensor: .wristTemperature, writeTimes: [last], times: [first], columns: [])
