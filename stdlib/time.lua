@@ -64,6 +64,13 @@ function M.week(t) return tonumber(os.date("%V", t or core.now())) end
 function M.weekday(t) return tonumber(os.date("%u", t or core.now())) end
 function M.isWeekend(t) return M.weekday(t) >= 6 end
 
+-- How many days the study lasts (`--days`, or the scenario's or replay's span): its length in
+-- days of 24 hours, rounded (a study across a daylight-saving change is still 14 days).
+-- Protocols derive their expectations from it, so that `--days` changes them too.
+function M.studyDays()
+  return math.floor((core.studyEnd() - core.studyStart()) / 86400 + 0.5)
+end
+
 -- Study day number of a time: the first study day is 1.
 function M.studyDay(t)
   local n, day = 1, core.startOfDay(core.studyStart())

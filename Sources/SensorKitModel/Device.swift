@@ -63,9 +63,15 @@ public protocol SampleSource: Sendable {
     /// Default: everything, `reached == through`.
     func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
                      producedIn produced: IntervalSet?) -> (batch: SampleBatch, reached: Double)
+    /// Whether the source holds any data of `sensor` for `participant` (on any device), for a
+    /// recording: false when the sensor was not recorded or not exported at all, so that a
+    /// fetch of it (empty) can say why. Nil (the default) for a source that generates data.
+    func holdsAnyData(participant: String, sensor: Sensor) -> Bool?
 }
 
 extension SampleSource {
+    public func holdsAnyData(participant: String, sensor: Sensor) -> Bool? { nil }
+
     public func samples(participant: String, sensor: Sensor, device: SRDevice,
                         writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch {
         samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)

@@ -132,6 +132,8 @@ public final class ParticipantRun {
     var enrolment = Enrolment()
     /// Sensors whose fetch already warned about data lost to retention (`warnRetentionLoss`).
     var retentionWarned = Set<Sensor>()
+    /// Sensors a fetch asked a recording for that it holds no data of (warned once each).
+    var noDataWarned = Set<Sensor>()
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?

@@ -55,6 +55,7 @@ extension Bindings {
         readerClass.method("fetchDevices") { [unowned self] r, call in
             r.record.used = true
             try self.warnWithoutDelegate(r, call, "fetchDevices")
+            self.warnNoRecordedData(r)
             let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
             try self.run.deliver(to: r) { [unowned self] in
                 switch response {
@@ -70,6 +71,7 @@ extension Bindings {
         readerClass.method("samples") { [unowned self] r, call in
             r.record.used = true
             let request = try self.request(call, 2)
+            self.warnNoRecordedData(r)
             switch self.run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: self.run.source) {
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
             case .ignored:
@@ -93,6 +95,7 @@ extension Bindings {
         }
         readerClass.method("devices") { [unowned self] r, call in
             r.record.used = true
+            self.warnNoRecordedData(r)
             switch self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source) {
             case .devices(let devices): call.push(.array(devices.map(self.deviceValue)))
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
@@ -105,6 +108,16 @@ extension Bindings {
     /// Logs a warning, once per sensor and run, when a fetch reaches back past SensorKit's
     /// retention and recorded data there had already been purged (contract §8.2): an
     /// end-of-study fetch over a long study silently sees only the last ~7 days otherwise.
+    /// Logs a warning, once per sensor, when a fetch (`samples`, `devices`, `fetch`,
+    /// `fetchDevices`) asks a recording for a sensor it holds no data of at all for this
+    /// participant: the answer is empty, and without a word it would read as zero.
+    func warnNoRecordedData(_ r: Reader) {
+        guard r.stream == .samples, run.source.holdsAnyData(participant: run.setup.id, sensor: r.sensor) == false,
+              run.noDataWarned.insert(r.sensor).inserted else { return }
+        run.log("warn", "\(r.sensor.rawValue): the recording holds no data of this sensor for this participant, on any device: "
+            + "every fetch of it is empty (was it collected, authorized and exported? `sensorium inspect` lists what the store holds)")
+    }
+
     func warnRetentionLoss(_ r: Reader, _ plan: FetchPlan) {
         guard let loss = plan.retentionLoss, run.retentionWarned.insert(r.sensor).inserted else { return }
         let tz = run.clock.timeZone
@@ -157,6 +170,7 @@ extension Bindings {
             }
             return
         }
+        warnNoRecordedData(r)
         let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
         if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
         if case .delivering(let plan) = response { warnRetentionLoss(r, plan) }

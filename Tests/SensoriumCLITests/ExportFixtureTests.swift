@@ -79,3 +79,41 @@ extension SensoriumCLITests {
         assertContains(r.stderr, "HKQuantityTypeIdentifierStepCount_1.json (not SensorKit data")
     }
 }
+
+/// The showcase protocols derive their expectations from the study's length: every one runs
+/// clean (no findings) with the `--days` the README shows, short or long.
+extension SensoriumCLITests {
+    func testShowcaseProtocolsRunCleanForAnyStudyLength() throws {
+        let protocols = ["daily_activity", "light_tutorial", "heart_rate_walk_rest", "typing_phone_use", "mobility_visits", "sleep_light"]
+        for days in [2, 5] {
+            for name in protocols {
+                let path = ExportFixtures.root.appendingPathComponent("protocols/\(name)").path
+                let r = try sensorium(["run", path, "--days", "\(days)", "--quiet"], timeout: 180)
+                XCTAssertEqual(r.status, 0, "\(name) --days \(days): \(r.stderr)")
+                XCTAssertFalse(r.stderr.contains("finding:"), "\(name) --days \(days): \(r.stderr)")
+            }
+        }
+    }
+}
+
+/// A sensor a recording holds nothing of reads as empty with a warning, once per sensor and
+/// participant — not as zero in silence.
+extension SensoriumCLITests {
+    func testAFetchOfASensorTheRecordingLacksWarnsOnce() throws {
+        let imported = try sensorium(["import", "--format", "mdh-json", ExportFixtures.mdh, "--into", "s.sqlite"], timeout: 120)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        try write("p.lua", """
+            study { id = "t", usage = "u", entitlements = { "heart-rate", "ambient-light-sensor" },
+                    sensors = { heartRate = { detail = "d" }, ambientLightSensor = { detail = "d" } } }
+            schedule.daily("09:00", function(now)
+              sensors.heartRate:samples { from = now - days(2), to = now - days(1) }
+              sensors.ambientLightSensor:samples { from = now - days(2), to = now - days(1) }
+            end)
+            """)
+        let r = try sensorium(["run", "p.lua", "--recording", "s.sqlite", "--participant", "MDH-P2"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let warnings = r.stdout.split(separator: "\n").filter { $0.contains("warn: heartRate: the recording holds no data of this sensor") }
+        XCTAssertEqual(warnings.count, 1, r.stdout)
+        XCTAssertFalse(r.stdout.contains("ambientLightSensor: the recording holds no data"), r.stdout)
+    }
+}

@@ -169,7 +169,8 @@ schedule.at(time.studyEnd(), function()
   plot.scatter("walk_rest_by_day", { x = restHRs, y = walkHRs, xlabel = "Heart rate at rest (bpm)",
                                      ylabel = "Heart rate walking (bpm)", title = "Walking against resting heart rate, day by day" })
   if hr.authorizationStatus == "authorized" then
-    expect.atLeast(#diffs, 5, "days with both windows")
+    -- Five days of 14 (weekends and rest days may lack a walk); fewer in a short study.
+    expect.atLeast(#diffs, math.max(0, math.min(5, time.studyDays() - 2)), "days with both windows")
   end
 end)
 

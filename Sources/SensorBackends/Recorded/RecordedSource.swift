@@ -25,6 +25,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         var maxChunkSpan: Double
     }
 
+    public func holdsAnyData(participant: String, sensor: Sensor) -> Bool? {
+        streams[participant]?.values.contains { $0[sensor] != nil } ?? false
+    }
+
     init(store: RecordedStore) throws {
         self.store = store
         var participants: [RecordedParticipant] = []
