@@ -35,13 +35,17 @@ public struct CohortPlan: Sendable {
     public var facts: [String]
     /// Things the user should know about the run (a recording's unknown authorization…).
     public var warnings: [String]
+    /// What the run says before it starts (a replay's span and why).
+    public var announcements: [String]
 
-    public init(settings: RunSettings, setups: [ParticipantSetup], world: any CohortWorld, facts: [String], warnings: [String]) {
+    public init(settings: RunSettings, setups: [ParticipantSetup], world: any CohortWorld, facts: [String], warnings: [String],
+                announcements: [String] = []) {
         self.settings = settings
         self.setups = setups
         self.world = world
         self.facts = facts
         self.warnings = warnings
+        self.announcements = announcements
     }
 
     /// A participant's run, set up but not started: what the world holds for the participant

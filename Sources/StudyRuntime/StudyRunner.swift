@@ -46,6 +46,8 @@ public final class StudyRunner {
     public private(set) var manifest: StudyManifest?
     /// Things the user should know about the run (a recording's unknown authorization…).
     public private(set) var warnings: [String] = []
+    /// Called with the plan's announcements (a replay's span) before any participant runs.
+    public var announce: (([String]) -> Void)?
     /// Failed `expect` checks of every participant, in participant order (empty with `failFast`).
     public private(set) var findings: [Finding] = []
     /// Ids of the participants this run covers (after `--shard`), in order; set by `run`.
@@ -91,6 +93,7 @@ public final class StudyRunner {
         var plan = try planner.plan(options)
         warnings = plan.warnings
         runFacts = plan.facts
+        announce?(plan.announcements)
         if let shard = options.shard { plan.setups = shard.part(of: plan.setups) }
         return plan
     }

@@ -139,11 +139,21 @@ public struct WorldPlanner: CohortPlanner {
                           world: RecordedWorld(path: path, participant: options.recordingParticipant, opened: recorded),
                           facts: WorldPlanner.facts(runSettings, source: "recorded store \(URL(fileURLWithPath: path).lastPathComponent)", timeZone: first.timeZone),
                           warnings: recorded.warnings + WorldPlanner.replayNotes(options, scenario: scenario, switches: switches, days: days,
-                                                                                  sensors: Set(recorded.participants.flatMap(\.sensors))))
+                                                                                  sensors: Set(recorded.participants.flatMap(\.sensors))),
+                          announcements: [WorldPlanner.replaySpan(start: start, days: days, zone: first.timeZone, chosen: options.days != nil,
+                                                                  hold: hold)])
     }
 }
 
 extension WorldPlanner {
+    /// "replay: 5 days, 2023-11-06 00:00 to 2023-11-11 00:00 (UTC): the recorded days, …".
+    static func replaySpan(start: Double, days: Int, zone: TimeZone, chosen: Bool, hold: Double) -> String {
+        let end = start + Double(days) * 86_400
+        let why = chosen ? "chosen with --days"
+            : "the recorded days, \(NumberText.plain(hold / 3600)) h for the last to pass the hold, and one day for a morning schedule to see it; --start and --days choose another span"
+        return "replay: \(days) days, \(LocalTime.minuteLabel(start, zone)) to \(LocalTime.minuteLabel(end, zone)) (\(zone.identifier)): \(why)"
+    }
+
     /// What a replay does not take from the flags and the scenario, and the data SensorKit's
     /// retention keeps from a late fetch, said as warnings rather than silently.
     static func replayNotes(_ options: StudyOptions, scenario: Scenario, switches: WorldSwitches, days: Int, sensors: Set<Sensor>) -> [String] {

@@ -83,6 +83,7 @@ struct RunCommand: ParsableCommand {
             options.shard = shard
         }
         let runner = StudyRunner(options: options)
+        runner.announce = { lines in for line in lines { printError(line) } }
         let bar = ProgressBar(unit: "participants", enabled: cohort.showProgress)
         runner.progress = { done, total in bar.update(done: done, total: total) }
         var printed = ""

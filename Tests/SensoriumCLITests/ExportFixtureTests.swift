@@ -115,5 +115,9 @@ extension SensoriumCLITests {
         let warnings = r.stdout.split(separator: "\n").filter { $0.contains("warn: heartRate: the recording holds no data of this sensor") }
         XCTAssertEqual(warnings.count, 1, r.stdout)
         XCTAssertFalse(r.stdout.contains("ambientLightSensor: the recording holds no data"), r.stdout)
+        // The replay says its span first: the three recorded days, one of hold, one for a morning schedule.
+        XCTAssertTrue(r.stderr.hasPrefix("replay: 5 days, 2023-11-06 00:00 to 2023-11-11 00:00"), r.stderr)
+        let chosen = try sensorium(["run", "p.lua", "--recording", "s.sqlite", "--participant", "MDH-P2", "--days", "2"], timeout: 120)
+        XCTAssertTrue(chosen.stderr.hasPrefix("replay: 2 days, 2023-11-06 00:00 to 2023-11-08 00:00 (GMT): chosen with --days"), chosen.stderr)
     }
 }
