@@ -277,6 +277,11 @@ public struct Finding: Sendable, Equatable, Codable {
         self.message = message
     }
 
+    /// How the finding of a run an error stopped begins (`RunError.finding`).
+    public static let stoppedRunPrefix = "run stopped: "
+    /// Whether this finding is a run an error stopped, not a failed check.
+    public var isStoppedRun: Bool { message.hasPrefix(Finding.stoppedRunPrefix) }
+
     /// `[P1 2026-03-05 08:00] protocol.lua:42: expected …`, as run errors are shown.
     public var description: String { "[\(participant) \(time)] \(location.isEmpty ? "" : location + ": ")\(message)" }
 }

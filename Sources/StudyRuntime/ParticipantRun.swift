@@ -78,6 +78,9 @@ public struct RunError: Error, CustomStringConvertible {
     public var participant: String
     public var time: String
     public var error: LuaError
+    /// Raised by the protocol's top level (its declarations, `study{}`, readers), before the
+    /// clock runs: the protocol's error, the same for every participant, not one participant's.
+    public var inTopLevel = false
 
     public init(participant: String, time: String, error: LuaError) {
         self.participant = participant
@@ -99,6 +102,17 @@ public struct RunError: Error, CustomStringConvertible {
         }
         if let file, let line, !text.hasPrefix(file + ":") { text = "\(file):\(line): " + text }
         return text
+    }
+
+    /// The error as a finding of its participant: "run stopped: file:line: message (traceback:
+    /// frame; frame)".
+    public var finding: Finding {
+        let report = error.report(frames: 4)
+        let frames = report.hasPrefix(error.message)
+            ? report.dropFirst(error.message.count).split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+            : []
+        return Finding(participant: participant, time: time, location: "",
+                       message: Finding.stoppedRunPrefix + message + (frames.isEmpty ? "" : " (traceback: " + frames.joined(separator: "; ") + ")"))
     }
 
     public var description: String {
@@ -182,9 +196,14 @@ public final class ParticipantRun {
 
     /// Runs only the protocol's top level (declarations, readers, schedules).
     public func runTopLevel() throws {
-        try guarded {
-            try state.executeFile(settings.protocolPath)
-            try bindings?.enrolAutomatically()
+        do {
+            try guarded {
+                try state.executeFile(settings.protocolPath)
+                try bindings?.enrolAutomatically()
+            }
+        } catch var e as RunError {
+            e.inTopLevel = true
+            throw e
         }
     }
 

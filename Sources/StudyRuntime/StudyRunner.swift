@@ -48,8 +48,12 @@ public final class StudyRunner {
     public private(set) var warnings: [String] = []
     /// Called with the plan's announcements (a replay's span) before any participant runs.
     public var announce: (([String]) -> Void)?
-    /// Failed `expect` checks of every participant, in participant order (empty with `failFast`).
+    /// Failed `expect` checks of every participant, and the runs an error stopped, in
+    /// participant order (empty with `failFast`).
     public private(set) var findings: [Finding] = []
+    /// The participants whose run an error stopped (without `failFast`), in participant order:
+    /// the others ran on; each is also a finding.
+    public private(set) var failures: [RunError] = []
     /// Ids of the participants this run covers (after `--shard`), in order; set by `run`.
     public private(set) var participantIDs: [String] = []
     /// Called on the calling thread after each participant's output is emitted: (done, total).
@@ -72,7 +76,10 @@ public final class StudyRunner {
     }
 
     /// Runs the study; writes script output through `output` in participant order.
-    /// Throws the first participant's `RunError` (in participant order) after emitting the
+    /// A participant's `RunError` stops that participant only: it becomes a finding (its
+    /// message, virtual time and traceback) and is listed in `failures`, and the others run.
+    /// An error of the protocol's top level (`RunError.inTopLevel`) is thrown as before.
+    /// With `failFast` the first one (in participant order) is thrown instead, after the
     /// output of the participants before it and that participant's own output up to the error.
     /// The `findings` table, when there are findings, is added to `report` last.
     public func run(output: @escaping (String) -> Void) throws {
@@ -83,7 +90,13 @@ public final class StudyRunner {
             try report.append(outcome.report, participant: outcome.participant)
             findings += outcome.findings
             if manifest == nil { manifest = outcome.manifest }
-            if let error = outcome.error { throw error }
+            if let error = outcome.error {
+                // An error of the protocol's top level is the protocol's (every participant
+                // would meet it): it ends the run, as does any error under --fail-fast.
+                guard let stopped = error as? RunError, !stopped.inTopLevel, !options.failFast else { throw error }
+                failures.append(stopped)
+                findings.append(stopped.finding)
+            }
         } progress: { [progress] done, total in progress?(done, total) }
         if !findings.isEmpty { try report.addFindings(findings) }
     }

@@ -128,6 +128,7 @@ struct RunCommand: ParsableCommand {
                               findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
             }
         }
+        for failure in runner.failures { printError(failure.description) }
         try reportFindings(runner.findings)
     }
 
@@ -161,13 +162,19 @@ extension RunCommand {
     """
 }
 
-/// Lists failed expectations on stderr and fails the command when there are any.
+/// Lists failed expectations and runs an error stopped on stderr and fails the command when
+/// there are any.
 func reportFindings(_ findings: [Finding]) throws {
     guard !findings.isEmpty else { return }
+    let stopped = findings.filter(\.isStoppedRun).map(\.participant)
     for f in findings { printError("finding: " + f.description) }
     let people = Set(findings.map(\.participant)).count
-    printError("\(findings.count) finding\(findings.count == 1 ? "" : "s") (failed expect checks) in \(people) participant\(people == 1 ? "" : "s"); "
-        + "they are the `findings` table (use --fail-fast to stop at the first one)")
+    let checks = findings.count - stopped.count
+    var summary = "\(checks) finding\(checks == 1 ? "" : "s") (failed expect checks)"
+    if !stopped.isEmpty {
+        summary += " and \(stopped.count) run\(stopped.count == 1 ? "" : "s") stopped by an error (\(stopped.joined(separator: ", ")))"
+    }
+    printError(summary + " in \(people) participant\(people == 1 ? "" : "s"); they are the `findings` table (use --fail-fast to stop at the first one)")
     throw ExitCode(1)
 }
 

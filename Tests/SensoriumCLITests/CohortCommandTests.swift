@@ -153,3 +153,40 @@ extension SensoriumCLITests {
         XCTAssertEqual(imported.stderr, "")
     }
 }
+
+/// One participant's error stops that participant only: the others run, the output and
+/// `--out` are written, the error is a finding with its time and traceback, and the run
+/// exits 1 naming who stopped; `--fail-fast` keeps the first error fatal.
+extension SensoriumCLITests {
+    func testOneParticipantsErrorIsAFindingAndTheCohortGoesOn() throws {
+        try write("c/protocol.lua", """
+            study { id = "c", usage = "u", entitlements = { "pedometer" }, sensors = { pedometerData = { detail = "d" } } }
+            local time = require "time"
+            local function check(n) if sensorkit.participant() == "p2" and n == 2 then error("p2 broke on day " .. n) end end
+            schedule.daily("09:00", function(now)
+              check(time.studyDay(now))
+              report.row("days", { day = time.day(now) })
+            end)
+            """)
+        try write("c/scenario.lua", "return { days = 3, participants = { { id = 'p1' }, { id = 'p2' }, { id = 'p3' } } }")
+        let r = try sensorium(["run", "c", "--out", "out", "--jobs", "2"], timeout: 120)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        // p1 and p3 ran to the end (3 days each); p2 stopped on its second day.
+        let table = try String(contentsOf: folder.appendingPathComponent("out/days.csv"), encoding: .utf8)
+        XCTAssertEqual(table.split(separator: "\n").filter { $0.hasPrefix("p1,") }.count, 3, table)
+        XCTAssertEqual(table.split(separator: "\n").filter { $0.hasPrefix("p2,") }.count, 1, table)
+        XCTAssertEqual(table.split(separator: "\n").filter { $0.hasPrefix("p3,") }.count, 3, table)
+        let findings = try String(contentsOf: folder.appendingPathComponent("out/findings.csv"), encoding: .utf8)
+        assertContains(findings, "p2,")
+        assertContains(findings, "run stopped: ")
+        assertContains(findings, "p2 broke on day 2")
+        assertContains(findings, "traceback: ")
+        assertContains(r.stderr, "0 findings (failed expect checks) and 1 run stopped by an error (p2) in 1 participant")
+        assertContains(r.stderr, "stack traceback:")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("out/index.html").path))
+        let fast = try sensorium(["run", "c", "--fail-fast", "--jobs", "1"], timeout: 120)
+        XCTAssertEqual(fast.status, 1)
+        assertContains(fast.stderr, "p2 broke on day 2")
+        XCTAssertFalse(fast.stdout.contains("p3"), fast.stdout)
+    }
+}

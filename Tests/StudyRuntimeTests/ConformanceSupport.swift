@@ -67,11 +67,13 @@ final class ProtocolHarness {
         return Outcome(runner: runner, output: buffer.text)
     }
 
-    /// Runs a protocol that must fail; returns the error.
+    /// Runs a protocol that must fail; returns the error: the one the run threw, or the
+    /// first participant's whose run an error stopped (the others ran on).
     func failure(_ source: String, scenario: String? = nil, days: Int? = 3, participants: Int? = 1,
                  file: StaticString = #filePath, line: UInt = #line) throws -> Error {
         do {
             let outcome = try run(source, scenario: scenario, days: days, participants: participants)
+            if let stopped = outcome.runner.failures.first { return stopped }
             XCTFail("the run should have failed; it printed:\n\(outcome.output)", file: file, line: line)
             throw HarnessError.unexpectedSuccess
         } catch let e as HarnessError {

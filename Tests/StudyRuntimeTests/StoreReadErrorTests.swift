@@ -51,8 +51,10 @@ final class StoreReadErrorTests: XCTestCase {
             options.jobs = jobs
             final class Collector: @unchecked Sendable { var text = "" }
             let out = Collector()
-            do { try StudyRunner(options: options).run { out.text += $0 } } catch { return (out.text, error) }
-            return (out.text, nil)
+            // A participant's error stops that participant only: the runner lists it in `failures`.
+            let runner = StudyRunner(options: options)
+            do { try runner.run { out.text += $0 } } catch { return (out.text, error) }
+            return (out.text, runner.failures.first)
         }
         let intact = run(jobs: 1)
         XCTAssertNil(intact.error)
