@@ -16,6 +16,8 @@
 --   title            heading of the chart (default: the name)
 --   xlabel, ylabel   axis titles;  unit  the values' unit, shown in brackets
 --   label            this series' name in the legend (default: the participant)
+--   xclock, yclock   (scatter) the axis holds hours of the local clock: 24 is
+--                    midnight, 26 is 02:00 the next morning; it ticks "02:00"
 -- Values may be missing (nil): a line breaks there, a heatmap cell is drawn as
 -- "no data", never as zero.
 --
@@ -70,7 +72,7 @@ local function draw(kind, name, spec, extra)
   if type(name) ~= "string" then error("plot." .. kind .. ": the first argument is the chart's name (a string)", 3) end
   spec = spec or {}
   local chart = { kind = kind, name = name, title = spec.title, xlabel = spec.xlabel, ylabel = spec.ylabel,
-                  unit = spec.unit }
+                  unit = spec.unit, xclock = spec.xclock, yclock = spec.yclock }
   for k, v in pairs(extra) do chart[k] = v end
   core.chart(chart)
 end

@@ -56,6 +56,19 @@ public struct Chart: Sendable, Equatable, Codable {
     public var fit = false
     /// Heatmap: colour by log10 of the value (light spans decades).
     public var logScale = false
+    /// x / y values are hours of the local clock (24 = midnight, 26 = 02:00 the next
+    /// morning): that axis ticks at clock times ("02:00"), not at plain numbers.
+    public var xClock = false
+    public var yClock = false
+    /// A chart drawn once per participant (heatmap, actogram): the name the protocol gave
+    /// it and whose panel this is. Panels of one name share one colour scale on the page
+    /// and in their files. Nil for charts that collect a series per call (cohort charts).
+    public var panel: Panel? = nil
+
+    public struct Panel: Sendable, Equatable, Codable {
+        public var name: String
+        public var participant: String
+    }
 
     public init(name: String, kind: Kind, title: String, timeZone: TimeZone) {
         self.name = name
@@ -110,15 +123,21 @@ enum ChartNumber {
         return s
     }
 
-    /// "Nice" ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `target` of them.
-    /// Returns the ticks and the decimals their labels need. Total: a range without such
-    /// steps (not finite, or too wide or too narrow for a Double step) gets its two ends.
-    static func ticks(_ lo: Double, _ hi: Double, target: Int = 5) -> (values: [Double], decimals: Int) {
+    /// "Nice" ticks covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `target` of them
+    /// and never fewer than `minimum` where a smaller such step gives them (an axis with two
+    /// labels cannot be read). Returns the ticks and the decimals their labels need. Total: a
+    /// range without such steps (not finite, or too wide or too narrow for a Double step)
+    /// gets its two ends.
+    static func ticks(_ lo: Double, _ hi: Double, target: Int = 5, minimum: Int = 4) -> (values: [Double], decimals: Int) {
         guard lo.isFinite, hi.isFinite, hi > lo else { return ([lo.isFinite ? lo : 0], 0) }
         let raw = (hi - lo) / Double(max(target, 1))
         let magnitude = pow(10, floor(log10(raw)))
-        let step = [1.0, 2, 5, 10].map { $0 * magnitude }.first { $0 >= raw } ?? 10 * magnitude
-        guard raw.isNormal, magnitude.isNormal, step.isFinite, lo + step > lo else { return ([lo, hi], 0) }
+        let steps = [0.2, 0.5, 1.0, 2, 5, 10].map { $0 * magnitude }
+        var k = steps.firstIndex { $0 >= raw } ?? steps.count - 1
+        func count(_ step: Double) -> Double { floor(hi / step) - ceil(lo / step) + 1 }
+        while k > 0, count(steps[k]) < Double(minimum) { k -= 1 }
+        let step = steps[k]
+        guard raw.isNormal, magnitude.isNormal, step.isNormal, lo + step > lo else { return ([lo, hi], 0) }
         let first = (lo / step).rounded(.up) * step
         var values: [Double] = []
         var i = 0.0

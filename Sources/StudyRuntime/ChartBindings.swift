@@ -9,7 +9,7 @@ import SensorKitModel
 ///       title = "…", xlabel = "…", ylabel = "…", unit = "…",
 ///       series = { { label = "P1", x = { n = N, … }, y = { n = N, … } }, … },
 ///       categories = { … }, rows = { … }, columns = { … },
-///       cells = { { n = N, … }, … }, fit = true, log = true }
+///       cells = { { n = N, … }, … }, fit = true, log = true, xclock = true, yclock = true }
 ///
 /// Value lists carry their length in `n` so that missing values may be nil (or false).
 /// Line, step, bar and scatter charts of one name collect a series per call; heatmaps
@@ -44,6 +44,9 @@ extension Bindings {
         chart.unit = try text("unit")
         chart.fit = spec["fit"]?.boolValue ?? false
         chart.logScale = spec["log"]?.boolValue ?? false
+        chart.xClock = spec["xclock"]?.boolValue ?? false
+        chart.yClock = spec["yclock"]?.boolValue ?? false
+        if perParticipant { chart.panel = Chart.Panel(name: name, participant: run.setup.id) }
         let context = "plot.\(kindName) '\(name)'"
         chart.categories = try strings(spec["categories"], "\(context): categories")
         chart.rows = try strings(spec["rows"], "\(context): rows")

@@ -17,16 +17,42 @@ public enum ChartSVG {
     static let ramp: [(Double, Double, Double)] = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)]
     static let missing = "#e6e6e6"
 
-    /// The chart as an SVG document (UTF-8 text, ending in a newline).
-    public static func render(_ chart: Chart) -> String {
+    /// The chart as an SVG document (UTF-8 text, ending in a newline). `scale` is the
+    /// colour scale (heatmap) or bar scale (actogram) shared by the panels of one name
+    /// (`colourScale(of:)` over all of them); nil: the chart's own values set it.
+    public static func render(_ chart: Chart, scale: ColourScale? = nil) -> String {
         var svg = Canvas()
         switch chart.kind {
         case .line, .step, .scatter: drawXY(chart, &svg)
         case .bars: drawBars(chart, &svg)
-        case .heatmap: drawHeatmap(chart, &svg)
-        case .actogram: drawActogram(chart, &svg)
+        case .heatmap: drawHeatmap(chart, scale: scale ?? colourScale(of: [chart]), &svg)
+        case .actogram: drawActogram(chart, scale: scale ?? colourScale(of: [chart]), &svg)
         }
         return svg.document(title: chart.title)
+    }
+
+    /// The range of values a heatmap's colours or an actogram's bar heights span: [lo, hi]
+    /// in the values' unit, or of their log10 where `log`. One per quantity: panels of one
+    /// name share it, so that a colour means the same value in every participant's panel.
+    public struct ColourScale: Sendable, Equatable {
+        public var lo: Double
+        public var hi: Double
+        public var log: Bool
+    }
+
+    /// The scale covering every value of `charts` (heatmaps: finite values, positive ones
+    /// under a log scale; actograms: from 0 to the largest value). A heatmap of values that
+    /// are all ≥ 0 on a linear scale starts at 0, so that colour reads as an amount.
+    public static func colourScale(of charts: [Chart]) -> ColourScale {
+        let log = charts.first?.logScale ?? false
+        let values = charts.flatMap { $0.cells.flatMap { $0.compactMap { $0 } } }.filter { $0.isFinite && (!log || $0 > 0) }
+        let kind = charts.first?.kind ?? .heatmap
+        if kind == .actogram { return ColourScale(lo: 0, hi: max(values.max() ?? 0, 0), log: false) }
+        let t = values.map { log ? log10($0) : $0 }
+        var lo = t.min() ?? 0
+        let hi = t.max() ?? 1
+        if !log, lo >= 0 { lo = 0 }
+        return ColourScale(lo: lo, hi: hi, log: log)
     }
 
     // MARK: canvas
@@ -146,20 +172,38 @@ public enum ChartSVG {
     static func range(_ values: [Double], includeZero: Bool = false) -> (Double, Double) {
         var lo = values.min() ?? 0, hi = values.max() ?? 1
         if includeZero { lo = min(lo, 0); hi = max(hi, 0) }
-        if hi == lo { return (lo - 1, hi + 1) }
+        if hi == lo { return includeZero && lo == 0 ? (0, 1) : (lo - 1, hi + 1) }   // all zero: a count of 0, not −1…1
         let pad = (hi - lo).isFinite ? (hi - lo) * 0.05 : (hi / 2 - lo / 2) * 0.1
         return finite(includeZero && lo == 0 ? 0 : lo - pad, hi + pad)
     }
 
-    static func drawYAxis(_ f: Frame, label: String?, _ svg: inout Canvas) -> Frame {
-        let (ticks, decimals) = ChartNumber.ticks(f.y0, f.y1)
-        let scale = ChartNumber.scale(for: ticks, decimals: decimals)
-        for t in ticks {
+    static func drawYAxis(_ f: Frame, label: String?, clock: Bool = false, _ svg: inout Canvas) -> Frame {
+        for (t, text) in numberTicks(f.y0, f.y1, clock: clock) {
             svg.line(f.left, f.py(t), f.right, f.py(t), stroke: "#e3e3e3")
-            svg.text(ChartNumber.label(t, decimals: decimals, scale: scale), x: f.left - 6, y: f.py(t) + 4, anchor: "end", size: 10)
+            svg.text(text, x: f.left - 6, y: f.py(t) + 4, anchor: "end", size: 10)
         }
         if let label { svg.text(label, x: 16, y: (f.top + f.bottom) / 2, anchor: "middle", rotate: true) }
         return f
+    }
+
+    /// Ticks of a value axis over [lo, hi] with their labels: nice numbers, or clock times
+    /// where `clock` (values are hours of the local clock; 26 reads "02:00").
+    static func numberTicks(_ lo: Double, _ hi: Double, clock: Bool) -> [(Double, String)] {
+        if clock, lo.isFinite, hi.isFinite, hi > lo {
+            let step = [0.25, 0.5, 1, 2, 3, 6, 12, 24].first { (hi - lo) / $0 <= 6 } ?? 24
+            var out: [(Double, String)] = []
+            var t = (lo / step).rounded(.up) * step
+            while t <= hi + 1e-9, out.count < 50 {
+                let minutes = Int((t * 60).rounded())
+                let ofDay = ((minutes % 1440) + 1440) % 1440
+                out.append((t, String(format: "%02d:%02d", ofDay / 60, ofDay % 60)))
+                t += step
+            }
+            return out
+        }
+        let (ticks, decimals) = ChartNumber.ticks(lo, hi)
+        let scale = ChartNumber.scale(for: ticks, decimals: decimals)
+        return ticks.map { ($0, ChartNumber.label($0, decimals: decimals, scale: scale)) }
     }
 
     static func frameBox(_ f: Frame, _ svg: inout Canvas) {
@@ -167,43 +211,70 @@ public enum ChartSVG {
         svg.line(f.left, f.top, f.left, f.bottom, stroke: "#444")
     }
 
-    /// Local-time ticks over [x0, x1]: `marks` (tick positions) and `labels` (position, text).
-    /// Up to 36 hours: clock hours, marked and labelled alike. Longer: marks at local
-    /// midnights, each day labelled at its middle ("Mar 29" centred on a 23-hour day too);
-    /// every k-th day, so that at most ~14 are labelled. No ticks where the span leaves the
-    /// calendar (`LocalTime.supportedInstants`): the axis then has its title only.
-    static func timeTicks(_ x0: Double, _ x1: Double, _ zone: TimeZone) -> (marks: [Double], labels: [(Double, String)]) {
-        guard LocalTime.supportedInstants.contains(x0), LocalTime.supportedInstants.contains(x1), x0 <= x1 else { return ([], []) }
+    /// A time axis: tick positions, their labels, and a second line of dates.
+    struct TimeAxis {
+        var marks: [Double] = []
+        var labels: [(Double, String)] = []
+        /// Under an axis of clock hours: the date at the first labelled hour and at each midnight.
+        var dates: [(Double, String)] = []
+    }
+
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    static func dateLabel(_ day: Date, _ calendar: Calendar) -> String {
+        let p = calendar.dateComponents([.month, .day], from: day)
+        return "\(months[(p.month ?? 1) - 1]) \(p.day ?? 1)"
+    }
+
+    /// Local-time ticks over [x0, x1]. Up to 36 hours (unless `days`): clock hours, marked
+    /// and labelled alike, with the date under the first and under each midnight. Longer, or
+    /// `days` (a series of one value per day): marks at local midnights, each day labelled at
+    /// its middle ("Mar 29" centred on a 23-hour day too); every k-th day, so that at most ~14
+    /// are labelled. No ticks where the span leaves the calendar (`LocalTime.supportedInstants`):
+    /// the axis then has its title only.
+    static func timeTicks(_ x0: Double, _ x1: Double, _ zone: TimeZone, days: Bool = false) -> TimeAxis {
+        guard LocalTime.supportedInstants.contains(x0), LocalTime.supportedInstants.contains(x1), x0 <= x1 else { return TimeAxis() }
         let calendar = LocalTime.calendar(zone)
         let span = x1 - x0
-        if span <= 36 * 3600 {
-            var out: [(Double, String)] = []
+        var axis = TimeAxis()
+        if span <= 36 * 3600 && !days {
             let step = span <= 12 * 3600 ? 1 : 3
             var t = calendar.dateInterval(of: .hour, for: Date(timeIntervalSince1970: x0))?.start.timeIntervalSince1970 ?? x0
-            while t <= x1 && out.count < 100 {
-                let parts = calendar.dateComponents([.hour], from: Date(timeIntervalSince1970: t))
-                if t >= x0, (parts.hour ?? 0) % step == 0 { out.append((t, String(format: "%02d:00", parts.hour ?? 0))) }
+            while t <= x1 && axis.labels.count < 100 {
+                let date = Date(timeIntervalSince1970: t)
+                let hour = calendar.dateComponents([.hour], from: date).hour ?? 0
+                if t >= x0, hour % step == 0 {
+                    axis.labels.append((t, String(format: "%02d:00", hour)))
+                    if axis.dates.isEmpty || hour == 0 { axis.dates.append((t, dateLabel(date, calendar))) }
+                }
                 t += 3600
             }
-            return (out.map(\.0), out)
+            axis.marks = axis.labels.map(\.0)
+            return axis
         }
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let every = max(1, Int((span / 86_400 / 14).rounded(.up)))
-        var marks: [Double] = [], labels: [(Double, String)] = []
         var day = calendar.startOfDay(for: Date(timeIntervalSince1970: x0))
         var n = 0
         while day.timeIntervalSince1970 <= x1 && n < 1000 {
             guard let next = calendar.date(byAdding: .day, value: 1, to: day) else { break }
             let start = day.timeIntervalSince1970, middle = (start + next.timeIntervalSince1970) / 2
-            if start >= x0 { marks.append(start) }
-            if middle >= x0, middle <= x1, n % every == 0 {
-                let p = calendar.dateComponents([.month, .day], from: day)
-                labels.append((middle, "\(months[(p.month ?? 1) - 1]) \(p.day ?? 1)"))
-            }
+            if start >= x0 { axis.marks.append(start) }
+            if middle >= x0, middle <= x1, n % every == 0 { axis.labels.append((middle, dateLabel(day, calendar))) }
             n += 1
             day = next
         }
-        return (marks, labels)
+        return axis
+    }
+
+    /// Whether every time in `xs` is a local noon: a series of one value per day (the plot
+    /// module draws a day "YYYY-MM-DD" at its noon), drawn on an axis of days however short.
+    static func isDaily(_ xs: [Double], _ zone: TimeZone) -> Bool {
+        let calendar = LocalTime.calendar(zone)
+        return !xs.isEmpty && xs.allSatisfy { x in
+            guard LocalTime.supportedInstants.contains(x) else { return false }
+            let p = calendar.dateComponents([.hour, .minute, .second, .nanosecond], from: Date(timeIntervalSince1970: x))
+            return p.hour == 12 && p.minute == 0 && p.second == 0
+        }
     }
 
     /// Legend labels: a series without any value gets none (its colour stays reserved).
@@ -219,7 +290,15 @@ public enum ChartSVG {
         let ys = chart.series.flatMap { $0.y.compactMap { $0 } }.filter(\.isFinite)
         guard !ys.isEmpty else { noData(f, &svg); return }
         let time = chart.kind != .scatter
-        if time {
+        let daily = time && isDaily(xs, chart.timeZone)
+        if daily {
+            // Whole local days around the points, each labelled with its date.
+            let calendar = LocalTime.calendar(chart.timeZone)
+            let first = calendar.startOfDay(for: Date(timeIntervalSince1970: xs.min()!))
+            let last = calendar.startOfDay(for: Date(timeIntervalSince1970: xs.max()!))
+            f.x0 = first.timeIntervalSince1970
+            f.x1 = (calendar.date(byAdding: .day, value: 1, to: last) ?? last).timeIntervalSince1970
+        } else if time {
             let lo = xs.min() ?? 0, hi = max(xs.max() ?? 1, lo + 3600)
             let pad = (hi - lo).isFinite ? (hi - lo) * 0.03 : (hi / 2 - lo / 2) * 0.06
             (f.x0, f.x1) = finite(lo - pad, hi + pad)   // points clear of the frame
@@ -227,18 +306,19 @@ public enum ChartSVG {
             (f.x0, f.x1) = range(xs)
         }
         (f.y0, f.y1) = range(ys, includeZero: chart.kind != .scatter && (ys.min() ?? 0) >= 0)
-        f = drawYAxis(f, label: axisTitle(chart.yLabel, unit: chart.unit), &svg)
+        f = drawYAxis(f, label: axisTitle(chart.yLabel, unit: chart.unit), clock: chart.yClock, &svg)
         if time {
-            let ticks = timeTicks(f.x0, f.x1, chart.timeZone)
-            for t in ticks.marks { svg.line(f.px(t), f.bottom, f.px(t), f.bottom + 4, stroke: "#444") }
-            for (t, label) in ticks.labels { svg.text(label, x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10) }
-            svg.text(chart.xLabel ?? "local time (\(chart.timeZone.identifier))", x: (f.left + f.right) / 2, y: f.bottom + 34, anchor: "middle")
+            let axis = timeTicks(f.x0, f.x1, chart.timeZone, days: daily)
+            for t in axis.marks { svg.line(f.px(t), f.bottom, f.px(t), f.bottom + 4, stroke: "#444") }
+            for (t, label) in axis.labels { svg.text(label, x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10) }
+            for (t, date) in axis.dates { svg.text(date, x: f.px(t), y: f.bottom + 28, anchor: "middle", size: 10, fill: "#555") }
+            let below = axis.dates.isEmpty ? 34.0 : 44
+            svg.text(chart.xLabel ?? (daily ? "local day (\(chart.timeZone.identifier))" : "local time (\(chart.timeZone.identifier))"),
+                     x: (f.left + f.right) / 2, y: f.bottom + below, anchor: "middle")
         } else {
-            let (ticks, decimals) = ChartNumber.ticks(f.x0, f.x1)
-            let scale = ChartNumber.scale(for: ticks, decimals: decimals)
-            for t in ticks {
+            for (t, label) in numberTicks(f.x0, f.x1, clock: chart.xClock) {
                 svg.line(f.px(t), f.top, f.px(t), f.bottom, stroke: "#f0f0f0")
-                svg.text(ChartNumber.label(t, decimals: decimals, scale: scale), x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10)
+                svg.text(label, x: f.px(t), y: f.bottom + 16, anchor: "middle", size: 10)
             }
             if let xl = chart.xLabel { svg.text(xl, x: (f.left + f.right) / 2, y: f.bottom + 34, anchor: "middle") }
         }
@@ -339,13 +419,12 @@ public enum ChartSVG {
         return String(format: "#%02x%02x%02x", ch(a.0, b.0), ch(a.1, b.1), ch(a.2, b.2))
     }
 
-    static func drawHeatmap(_ chart: Chart, _ svg: inout Canvas) {
+    static func drawHeatmap(_ chart: Chart, scale: ColourScale, _ svg: inout Canvas) {
         let top = header(chart, legend: [], &svg)
         let left = 96.0, right = width - 20
         let cellH = 16.0
-        let values = chart.cells.flatMap { $0.compactMap { $0 } }.filter { $0.isFinite && (!chart.logScale || $0 > 0) }
         let transform: (Double) -> Double = chart.logScale ? { log10($0) } : { $0 }
-        let lo = values.map(transform).min() ?? 0, hi = values.map(transform).max() ?? 1
+        let (lo, hi) = (scale.lo, scale.hi)
         let cols = max(chart.columns.count, chart.cells.map(\.count).max() ?? 0, 1)
         let cellW = (right - left) / Double(cols)
         for (r, label) in chart.rows.enumerated() {
@@ -371,30 +450,63 @@ public enum ChartSVG {
         }
         if let xl = chart.xLabel { svg.text(xl, x: (left + right) / 2, y: bottom + 30, anchor: "middle") }
         if let yl = chart.yLabel { svg.text(yl, x: 14, y: (top + bottom) / 2, anchor: "middle", rotate: true) }
-        // Colour scale: 24 steps from the lowest to the highest value, then the missing swatch.
+        // Colour scale: 48 steps from the scale's low end to its high end, labelled ticks
+        // under it, then the missing swatch.
         let ly = bottom + 42
         let scaleTitle = (chart.logScale ? "log scale " : "") + (chart.unit.map { "[\($0)]" } ?? "value")
         svg.text(scaleTitle, x: left, y: ly + 10, size: 10)
-        let sx = left + textWidth(scaleTitle, size: 10) + 8
-        svg.text(ChartNumber.value(chart.logScale ? pow(10, lo) : lo), x: sx, y: ly + 10, size: 10)
-        let bx = sx + 40
-        for k in 0..<24 { svg.rect(bx + Double(k) * 8, ly, 8.3, 12, fill: ramp(Double(k) / 23)) }
-        svg.text(ChartNumber.value(chart.logScale ? pow(10, hi) : hi), x: bx + 196, y: ly + 10, size: 10)
-        svg.rect(bx + 260, ly, 12, 12, fill: missing)
-        svg.text("no data", x: bx + 276, y: ly + 10, size: 10)
-        svg.height = ly + 24
+        let bx = left + textWidth(scaleTitle, size: 10) + 14, barW = 288.0
+        for k in 0..<48 { svg.rect(bx + Double(k) * barW / 48, ly, barW / 48 + 0.3, 12, fill: ramp(Double(k) / 47)) }
+        for (position, label) in scaleTicks(scale) {
+            let x = bx + position * barW
+            svg.line(x, ly + 12, x, ly + 16, stroke: "#444")
+            svg.text(label, x: x, y: ly + 27, anchor: "middle", size: 10)
+        }
+        svg.rect(bx + barW + 28, ly, 12, 12, fill: missing)
+        svg.text("no data", x: bx + barW + 44, y: ly + 10, size: 10)
+        svg.height = ly + 38
+    }
+
+    /// Labelled ticks of a colour scale: (position 0…1 along it, label). Linear: nice
+    /// numbers. Log: powers of ten, with 2 and 5 times them where the scale spans under two
+    /// decades; a scale narrower than its steps gets its two ends.
+    static func scaleTicks(_ scale: ColourScale) -> [(Double, String)] {
+        let (lo, hi) = (scale.lo, scale.hi)
+        guard lo.isFinite, hi.isFinite, hi > lo else { return [(0.5, ChartNumber.value(scale.log ? pow(10, lo) : lo))] }
+        func at(_ v: Double) -> Double { (v - lo) / (hi - lo) }
+        var out: [(Double, String)] = []
+        if scale.log {
+            let multiples: [Double] = hi - lo < 2 ? [1, 2, 5] : [1]
+            var k = floor(lo)
+            while k <= ceil(hi), out.count < 40 {
+                for m in multiples {
+                    let v = m * pow(10, k), t = log10(v)
+                    if t >= lo - 1e-9, t <= hi + 1e-9 { out.append((at(t), ChartNumber.value(v))) }
+                }
+                k += 1
+            }
+        } else {
+            let (ticks, decimals) = ChartNumber.ticks(lo, hi)
+            let unit = ChartNumber.scale(for: ticks, decimals: decimals)
+            out = ticks.map { (at($0), ChartNumber.label($0, decimals: decimals, scale: unit)) }
+        }
+        if out.count < 2 {
+            out = [(0, ChartNumber.value(scale.log ? pow(10, lo) : lo)), (1, ChartNumber.value(scale.log ? pow(10, hi) : hi))]
+        }
+        return out
     }
 
     // MARK: actogram
 
     /// Double-plotted: row d shows day d then day d + 1, each as `bins` bars whose height
-    /// is the bin's value over the largest; bins without data are shaded.
-    static func drawActogram(_ chart: Chart, _ svg: inout Canvas) {
+    /// is the bin's value over the scale's top (the largest value of every panel of the
+    /// chart's name); bins without data are shaded.
+    static func drawActogram(_ chart: Chart, scale: ColourScale, _ svg: inout Canvas) {
         let top = header(chart, legend: [], &svg) + 4
         let left = 96.0, right = width - 20
         let rowH = 22.0
         let bins = max(chart.cells.map(\.count).max() ?? 0, 1)
-        let peak = chart.cells.flatMap { $0.compactMap { $0 } }.filter(\.isFinite).max() ?? 0
+        let peak = scale.hi
         let binW = (right - left) / Double(2 * bins)
         for (r, label) in chart.rows.enumerated() {
             let base = top + Double(r + 1) * rowH
@@ -427,7 +539,7 @@ public enum ChartSVG {
             svg.text(String(format: "%02d", h % 24 == 0 && h > 0 ? 24 : h % 24), x: x, y: bottom + 16, anchor: "middle", size: 10)
         }
         svg.text(chart.xLabel ?? "local clock time (h), two days per row", x: (left + right) / 2, y: bottom + 32, anchor: "middle")
-        let note = "bar height: \(chart.yLabel ?? "value") per bin, largest = \(ChartNumber.value(peak))\(chart.unit.map { " " + $0 } ?? ""); shaded: no data"
+        let note = "bar height: \(chart.yLabel ?? "value") per bin, full height = \(ChartNumber.value(peak))\(chart.unit.map { " " + $0 } ?? ""); shaded: no data"
         svg.text(note, x: left, y: bottom + 48, size: 10, fill: "#555")
         svg.height = bottom + 60
     }

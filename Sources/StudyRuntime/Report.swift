@@ -290,8 +290,9 @@ public final class ReportBook {
             try Data(renderCSV(table).utf8).write(to: directory.appendingPathComponent(safe + ".csv"), options: .atomic)
             try Data(renderJSON(table).utf8).write(to: directory.appendingPathComponent(safe + ".json"), options: .atomic)
         }
+        let scales = sharedScales()
         for chart in charts {
-            try Data(ChartSVG.render(chart).utf8).write(to: directory.appendingPathComponent(ReportBook.fileName(chart.name) + ".svg"), options: .atomic)
+            try Data(svg(chart, scales: scales).utf8).write(to: directory.appendingPathComponent(ReportBook.fileName(chart.name) + ".svg"), options: .atomic)
         }
     }
 }

@@ -43,6 +43,36 @@ extension ReportBook {
     }
 }
 
+extension ReportBook {
+    /// The charts in the order the page shows them: cohort charts (one picture for every
+    /// participant) first, in the order drawn, then the per-participant panels grouped by
+    /// the name the protocol gave them (names in the order first drawn, each name's panels
+    /// in the order drawn).
+    public var chartsInPageOrder: [Chart] {
+        let cohort = charts.filter { $0.panel == nil }
+        var names: [String] = []
+        var panels: [String: [Chart]] = [:]
+        for chart in charts {
+            guard let panel = chart.panel else { continue }
+            if panels[panel.name] == nil { names.append(panel.name) }
+            panels[panel.name, default: []].append(chart)
+        }
+        return cohort + names.flatMap { panels[$0]! }
+    }
+
+    /// The colour (or bar) scale each per-participant chart name shares across its panels.
+    public func sharedScales() -> [String: ChartSVG.ColourScale] {
+        var panels: [String: [Chart]] = [:]
+        for chart in charts { if let panel = chart.panel { panels[panel.name, default: []].append(chart) } }
+        return panels.mapValues { ChartSVG.colourScale(of: $0) }
+    }
+
+    /// `chart` as SVG, a panel drawn on its name's shared scale (`sharedScales()`).
+    public func svg(_ chart: Chart, scales: [String: ChartSVG.ColourScale]) -> String {
+        ChartSVG.render(chart, scale: chart.panel.flatMap { scales[$0.name] })
+    }
+}
+
 /// Who took part in a run and which hours hold data the protocol received, per
 /// participant and sensor (by the samples' own time, as fetched). The HTML run
 /// report draws it as the data-completeness grid.
@@ -125,17 +155,17 @@ public struct DataCoverage: Sendable, Codable {
         hours[participant] = byParticipant
     }
 
-    /// Hours of each local day of the study holding data: `[sensor: [hours per day]]`,
-    /// sensors in catalogue order.
-    public func grid(for p: Participant) -> [(sensor: Sensor, perDay: [Int])] {
+    /// Hours of each local day of the study holding data, for every sensor of `sensors` (zeros
+    /// where `p` has none) and every other sensor `p` has data of, in catalogue order.
+    public func grid(for p: Participant, sensors: [Sensor]) -> [(sensor: Sensor, perDay: [Int])] {
         let calendar = LocalTime.calendar(p.timeZone)
         let first = calendar.startOfDay(for: Date(timeIntervalSince1970: start))
         let starts = (0...days).map { calendar.date(byAdding: .day, value: $0, to: first)!.timeIntervalSince1970 }
         let mine = hours[p.id] ?? [:]
         return Sensor.allCases.compactMap { sensor in
-            guard let set = mine[sensor] else { return nil }
+            guard sensors.contains(sensor) || mine[sensor] != nil else { return nil }
             var counts = Array(repeating: 0, count: days)
-            for h in set {
+            for h in mine[sensor] ?? [] {
                 let t = Double(h) * 3600
                 guard t >= starts[0], t < starts[days] else { continue }
                 var lo = 0, hi = days               // the day whose [start, next start) holds t

@@ -70,7 +70,9 @@ final class BrowserReportTests: XCTestCase {
         // figures' boxes (and the page height) into the title, read back with --dump-dom.
         let probe = out.appendingPathComponent("probe.html")
         let script = """
-        <script>document.title = JSON.stringify({h: document.documentElement.scrollHeight, boxes:
+        <script>const b = document.getElementById("findings-banner").getBoundingClientRect();
+          document.title = JSON.stringify({h: document.documentElement.scrollHeight,
+          banner: [Math.round(b.left), Math.round(b.top + window.scrollY), Math.round(b.width), Math.round(b.height)], boxes:
           Array.from(document.querySelectorAll("figure svg")).map(s => { const r = s.getBoundingClientRect();
           return [Math.round(r.left), Math.round(r.top + window.scrollY), Math.round(r.width), Math.round(r.height)]; })});</script>
         """
@@ -84,7 +86,7 @@ final class BrowserReportTests: XCTestCase {
             return XCTFail("no title in the dumped page")
         }
         let json = String(domText[t0.upperBound..<t1.lowerBound]).replacingOccurrences(of: "&quot;", with: "\"")
-        struct Layout: Decodable { var h: Int; var boxes: [[Int]] }
+        struct Layout: Decodable { var h: Int; var banner: [Int]; var boxes: [[Int]] }
         let layout = try JSONDecoder().decode(Layout.self, from: Data(json.utf8))
         XCTAssertEqual(layout.boxes.count, svgs.count)
 
@@ -101,6 +103,28 @@ final class BrowserReportTests: XCTestCase {
         let whole = image.stats(x: 0, y: 0, width: image.width, height: image.height)
         XCTAssertGreaterThan(whole.inkShare, 0.02, "the page looks blank")
         XCTAssertGreaterThan(whole.colours, 20)
+        // The findings banner is the first thing under the title, drawn in its green ("No findings").
+        XCTAssertLessThan(layout.banner[1], 200, "the banner sits at the top")
+        XCTAssertGreaterThan(layout.banner[2], 600)
+        let bannerPixel = image.pixel(x: layout.banner[0] + layout.banner[2] - 20, y: layout.banner[1] + layout.banner[3] / 2)
+        XCTAssertEqual(bannerPixel.g, 245, "banner background #e8f5e9, got \(bannerPixel)")
+        XCTAssertGreaterThan(Int(bannerPixel.g), Int(bannerPixel.r))
+        // Cohort charts come before the per-participant panels, which share one colour scale:
+        // every light_by_hour panel's scale has the same labelled ticks.
+        let cohortAt = try XCTUnwrap(page.range(of: "id=\"chart-evening_light_onset\"")).lowerBound
+        XCTAssertTrue(try ["Lea", "Tom", "Ute", "Max"].allSatisfy { cohortAt < (try XCTUnwrap(page.range(of: "id=\"chart-light_by_hour_\($0)\""))).lowerBound })
+        let panels = svgs.filter { $0.hasPrefix("light_by_hour_") }
+        XCTAssertEqual(panels.count, 4)
+        let scaleTicks = try panels.map { name -> [String] in
+            let text = try String(contentsOf: out.appendingPathComponent(name), encoding: .utf8)
+            let title: Range<String.Index> = try XCTUnwrap(text.range(of: "log scale [lux]"))
+            let legend = text[title.lowerBound...]
+            return legend.components(separatedBy: "</text>").dropLast().map { $0.components(separatedBy: ">").last ?? "" }
+        }
+        XCTAssertGreaterThanOrEqual(scaleTicks[0].count, 4, "labelled ticks: \(scaleTicks[0])")
+        XCTAssertTrue(scaleTicks.allSatisfy { $0 == scaleTicks[0] }, "\(scaleTicks)")
+        let onset = try String(contentsOf: out.appendingPathComponent("evening_light_onset.svg"), encoding: .utf8)
+        XCTAssertTrue(onset.contains(">02:00</text>"), "sleep onset on a clock-time axis")
         // Each chart is drawn: its box holds ink, and colours beyond black, white and grey.
         for (i, box) in layout.boxes.enumerated() {
             XCTAssertEqual(box.count, 4)
@@ -174,6 +198,12 @@ struct PNGImage {
                 pixels[y * stride + x] = UInt8((v + predicted) & 0xFF)
             }
         }
+    }
+
+    /// The colour at (x, y).
+    func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8) {
+        let p = (y * width + x) * channels
+        return (pixels[p], pixels[p + 1], pixels[p + 2])
     }
 
     /// In a rectangle (clipped to the image): the share of pixels that are not near-white,

@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import XCTest
 @testable import StudyRuntime
+import SensorKitModel
 
 /// Charts (stdlib `plot` → `report.chart` → `ChartSVG`) and the HTML run report.
 final class ChartTests: XCTestCase {
@@ -188,15 +189,128 @@ final class ChartTests: XCTestCase {
         let page = o.runner.htmlReport()
         XCTAssertTrue(page.hasPrefix("<!DOCTYPE html>"))
         XCTAssertFalse(page.contains("http://") && page.contains("<script"), "no scripts")
-        XCTAssertFalse(page.range(of: "(src|href)=", options: .regularExpression) != nil, "nothing to fetch")
-        XCTAssertTrue(page.contains("<h3>t &lt;1&gt;"))
+        XCTAssertFalse(page.range(of: "(src|href)=\"[^#]", options: .regularExpression) != nil, "nothing to fetch")
+        XCTAssertTrue(page.contains(">t &lt;1&gt; <span"))
         XCTAssertEqual(page.components(separatedBy: "<svg ").count - 1, 1)
         // The grid: day 1 has light readings (screen on) in some hours, later days none received.
-        let grid = o.runner.report.coverage.grid(for: o.runner.report.coverage.participants[0])
+        let grid = o.runner.report.coverage.grid(for: o.runner.report.coverage.participants[0], sensors: [])
         XCTAssertEqual(grid.map(\.sensor), [.ambientLightSensor])
         XCTAssertGreaterThan(grid[0].perDay[0], 6)
         XCTAssertEqual(Array(grid[0].perDay.dropFirst()), [0, 0])
         // Its SVG, cut out of the page, is the chart file's text.
         XCTAssertTrue(page.contains(ChartSVG.render(o.runner.report.charts[0])))
+    }
+
+    /// Texts of an SVG's `<text>` elements, in order.
+    func texts(_ svg: String) -> [String] {
+        elements(parseXML(svg), "text").map { $0.stringValue ?? "" }
+    }
+
+    func testAxesHaveEnoughTicksAndReadableUnits() {
+        // A narrow range still gets at least four labelled ticks (it got two: 24, 26).
+        XCTAssertGreaterThanOrEqual(ChartNumber.ticks(22.9, 26.8).values.count, 4)
+        XCTAssertGreaterThanOrEqual(ChartNumber.ticks(1.08, 2.05).values.count, 4)
+        XCTAssertLessThanOrEqual(ChartNumber.ticks(0, 100).values.count, 11)
+        // Clock hours past midnight read as clock times.
+        let clock = ChartSVG.numberTicks(22.5, 26.5, clock: true).map(\.1)
+        XCTAssertEqual(clock, ["23:00", "00:00", "01:00", "02:00"])
+        var scatter = Chart(name: "onset", kind: .scatter, title: "Onset", timeZone: berlin)
+        scatter.series = [Chart.Series(label: "P1", x: [1, 1.5, 2], y: [23, 25, 26])]
+        scatter.yClock = true
+        let labels = texts(ChartSVG.render(scatter))
+        XCTAssertTrue(labels.contains("02:00"), "\(labels)")
+        XCTAssertFalse(labels.contains("26"), "no hour past 24 as a number")
+        // A series of zeros is drawn on 0…1, not −1…1.
+        let zeros = texts(ChartSVG.render(lineChart([0, 0, 0])))
+        XCTAssertTrue(zeros.contains("0"))
+        XCTAssertFalse(zeros.contains { $0.hasPrefix("-") }, "\(zeros)")
+    }
+
+    func testShortDailyAxisKeepsItsDatesAndShortTimeAxisShowsTheDate() {
+        let noon = 1_774_566_000.0 + 43_200     // 2026-03-27 12:00 CET
+        var daily = Chart(name: "daily", kind: .line, title: "Per day", timeZone: berlin)
+        daily.series = [Chart.Series(label: "P1", x: [noon, noon + 86_400], y: [5, 7])]
+        let labels = texts(ChartSVG.render(daily))
+        XCTAssertTrue(labels.contains("Mar 27") && labels.contains("Mar 28"), "\(labels)")
+        XCTAssertFalse(labels.contains { $0.hasSuffix(":00") }, "a daily series is not on clock hours")
+        // Hourly values over one day: clock hours, with the date underneath.
+        let hourly = ChartSVG.timeTicks(noon - 43_200, noon + 43_200, berlin)
+        XCTAssertEqual(hourly.dates.map(\.1), ["Mar 27", "Mar 28"])
+    }
+
+    func testPanelsShareOneColourScaleWithLabelledTicks() {
+        func panel(_ who: String, _ values: [Double?]) -> Chart {
+            var c = Chart(name: "h_\(who)", kind: .heatmap, title: "H — \(who)", timeZone: berlin)
+            c.rows = ["d1"]
+            c.columns = values.indices.map(String.init)
+            c.cells = [values]
+            c.unit = "h"
+            c.panel = Chart.Panel(name: "h", participant: who)
+            return c
+        }
+        let book = ReportBook()
+        let a = panel("A", [2, 4]), b = panel("B", [10, 20])
+        var cohort = lineChart([1, 2])
+        cohort.name = "later_cohort"
+        try? book.addChart(a)
+        try? book.addChart(cohort)
+        try? book.addChart(b)
+        // Cohort charts first, then the panels of one name together.
+        XCTAssertEqual(book.chartsInPageOrder.map(\.name), ["later_cohort", "h_A", "h_B"])
+        let scales = book.sharedScales()
+        XCTAssertEqual(scales["h"], ChartSVG.ColourScale(lo: 0, hi: 20, log: false), "counts start at 0; the top is the largest of all panels")
+        // The same value gets the same colour in both panels; alone, A's top would be 4.
+        let shared = book.svg(a, scales: scales)
+        XCTAssertTrue(shared.contains("fill=\"\(ChartSVG.ramp(0.1))\"") && shared.contains("fill=\"\(ChartSVG.ramp(0.2))\""),
+                      "A's 2 and 4 coloured at 2/20 and 4/20 of the shared scale")
+        XCTAssertTrue(texts(shared).contains("20"), "the shared scale's ticks reach 20")
+        XCTAssertFalse(texts(ChartSVG.render(a)).contains("20"))
+        let ticks = ChartSVG.scaleTicks(scales["h"]!).map(\.1)
+        XCTAssertEqual(ticks, ["0", "5", "10", "15", "20"])
+        XCTAssertEqual(ChartSVG.scaleTicks(ChartSVG.ColourScale(lo: -1, hi: 4, log: true)).map(\.1),
+                       ["0.1", "1", "10", "100", "1000", "10000"])
+    }
+
+    func testPageShowsFindingsBannerGridOfDeclaredSensorsAndCadence() throws {
+        let h = try ProtocolHarness()
+        let source = #"""
+        local T = require "t"
+        local expect = require "expect"
+        local time = require "time"
+        T.study({ "ambientLightSensor", "visits", "accelerometer" })
+        local light = sensorkit.reader "ambientLightSensor"
+        local visits = sensorkit.reader "visits"
+        sensorkit.requestAuthorization({ "ambientLightSensor", "visits" }, function() light:startRecording(); visits:startRecording() end)
+        schedule.at(time.studyStart() + days(2) + hours(1), function()
+          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+          visits:samples { from = time.studyStart(), to = time.studyStart() + days(1) }:count()
+          CHECK
+        end)
+        """#
+        let failing = try h.run(source.replacingOccurrences(of: "CHECK", with: #"expect.equal(set:count(), -1, "light samples")"#),
+                                days: 3, participants: 1, stdlib: true)
+        let page = failing.runner.htmlReport()
+        let banner = try XCTUnwrap(page.range(of: "id=\"findings-banner\""))
+        XCTAssertLessThan(banner.lowerBound, try XCTUnwrap(page.range(of: "id=\"study\"")).lowerBound, "the banner comes first")
+        XCTAssertTrue(page.contains("<strong>1 finding</strong>"))
+        XCTAssertTrue(page.contains("href=\"#table-findings\"") && page.contains("id=\"table-findings\""))
+        XCTAssertTrue(page.contains("light samples"))
+        // Every declared sensor has a row, the one never fetched (accelerometer) with zeros.
+        let p = failing.runner.report.coverage.participants[0]
+        let grid = failing.runner.report.coverage.grid(for: p, sensors: [.visits, .accelerometer, .ambientLightSensor])
+        XCTAssertEqual(grid.map(\.sensor), [.ambientLightSensor, .accelerometer, .visits])
+        XCTAssertEqual(grid[1].perDay, [0, 0, 0])
+        XCTAssertTrue(page.contains("<th title=\"\(ChartSVG.escape(SensorCatalogue.info(.accelerometer).cadence.summary))\">accelerometer</th>"))
+        XCTAssertTrue(page.contains("title=\"accelerometer \(failing.runner.report.coverage.dayLabels(for: p)[0]): 0 of 24 h with data\""))
+        // Visits are read by presence, not as hours of 24.
+        XCTAssertEqual(RunReportPage.reading(.visits), .presence)
+        XCTAssertEqual(RunReportPage.reading(.sleepSessions), .presence)
+        XCTAssertEqual(RunReportPage.reading(.ambientLightSensor), .hoursOf24)
+        XCTAssertFalse(page.contains("visits \(failing.runner.report.coverage.dayLabels(for: p)[0]): 0 of 24"))
+        XCTAssertTrue(RunReportPage.gridCell(.sleepSessions, day: "d", hours: 1, noWatch: false).contains(">✓</td>"))
+        XCTAssertTrue(RunReportPage.gridCell(.heartRate, day: "d", hours: 0, noWatch: true).contains("no Apple Watch"))
+
+        let clean = try h.run(source.replacingOccurrences(of: "CHECK", with: ""), days: 3, participants: 1, stdlib: true)
+        XCTAssertTrue(clean.runner.htmlReport().contains("<strong>No findings</strong>"))
     }
 }

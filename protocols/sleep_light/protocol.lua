@@ -128,14 +128,15 @@ end)
 schedule.at(time.studyEnd(), function()
   plot.hourByDay("light_by_hour", lightByHour, { from = time.studyStart(), to = time.startOfDay(time.now() - hours(36)),
                  log = true, unit = "lux", title = "Ambient light at the phone, mean per hour (screen on)" })
-  -- Nights with evening light: log10 of the lux against sleep onset (hours; 24 = midnight).
+  -- Nights with evening light: log10 of the lux against sleep onset (hours after the
+  -- previous midnight: 26 is 02:00, drawn as a clock time).
   local logLux, onsets = {}, {}
   for _, k in ipairs(kept) do
     if k.lux then logLux[#logLux + 1], onsets[#onsets + 1] = math.log(k.lux, 10), sinceNoon(k.onset) + 12 end
   end
   plot.scatter("evening_light_onset", { x = logLux, y = onsets, title = "Evening light and sleep onset, night by night",
                                         xlabel = "log10 of mean lux in the 2 h before onset",
-                                        ylabel = "Sleep onset (h; 24 = midnight)" })
+                                        ylabel = "Sleep onset (local clock time)", yclock = true })
   if #kept == 0 then
     people:row { nights = 0, note = sleep.authorizationStatus ~= "authorized" and ("sleep sessions " .. sleep.authorizationStatus)
                                       or "no sleep sessions: the watch is not worn in bed" }
