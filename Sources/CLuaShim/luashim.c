@@ -324,25 +324,28 @@ long long luashim_instructions_used(lua_State *L) { return gethost(L)->instr_use
 
 /* The fixed string-hash seed every state gets (see dseed.c). */
 #define LUASHIM_STRING_SEED 0x5e4503u
-/* Address space each state's heap reserves (committed only as used)... */
+/* Address space each state's heap reserves (committed only as used) where nothing caps it... */
 #define LUASHIM_HEAP_RESERVE ((size_t)32 << 30)
-/* ...but never less than this, nor more than half of what a capped address space (`ulimit -v`,
- * as clusters set it) has left: past the region, the heap falls back to malloc. */
+/* ...and never less than this: past the region, the heap falls back to malloc. */
 #define LUASHIM_HEAP_RESERVE_MIN ((size_t)64 << 20)
 
-/* The reserve for a new state's heap: LUASHIM_HEAP_RESERVE, or half the address space left under RLIMIT_AS. */
-static size_t heap_reserve(void) {
+size_t luashim_address_space_cap(void) {
     struct rlimit cap;
-    if (getrlimit(RLIMIT_AS, &cap) != 0 || cap.rlim_cur == RLIM_INFINITY) return LUASHIM_HEAP_RESERVE;
-    size_t used = 0;
-    FILE *statm = fopen("/proc/self/statm", "r");
-    if (statm) {
-        unsigned long pages = 0;
-        if (fscanf(statm, "%lu", &pages) == 1) used = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-        fclose(statm);
-    }
-    size_t left = (size_t)cap.rlim_cur > used ? (size_t)cap.rlim_cur - used : 0;
-    size_t reserve = left / 2;
+    if (getrlimit(RLIMIT_AS, &cap) != 0 || cap.rlim_cur == RLIM_INFINITY) return 0;
+    return (size_t)cap.rlim_cur;
+}
+
+/* The reserve for a new state's heap. Without an address-space cap: LUASHIM_HEAP_RESERVE.
+ * Under one (`ulimit -v`, as clusters set it): the state's memory limit, or a sixteenth of
+ * the cap for a state without one, within [LUASHIM_HEAP_RESERVE_MIN, LUASHIM_HEAP_RESERVE].
+ * It follows from the cap and the limit alone, never from what other threads hold at that
+ * moment, so a run under a cap fits or fails the same way every time (the host checks the
+ * sum for its --jobs before any work: luashim_heap_reserve_for). */
+size_t luashim_heap_reserve_for(size_t memory_limit) {
+    size_t cap = luashim_address_space_cap();
+    if (cap == 0) return LUASHIM_HEAP_RESERVE;
+    size_t reserve = memory_limit > 0 ? memory_limit : cap / 16;
+    reserve = (reserve + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
     if (reserve > LUASHIM_HEAP_RESERVE) reserve = LUASHIM_HEAP_RESERVE;
     return reserve < LUASHIM_HEAP_RESERVE_MIN ? LUASHIM_HEAP_RESERVE_MIN : reserve;
 }
@@ -361,7 +364,7 @@ static void destroy_host(luashim_host *h) {
 lua_State *luashim_newstate(size_t memory_limit) {
     luashim_host *h = (luashim_host *)calloc(1, sizeof *h);
     if (!h) return NULL;
-    if (dheap_init(&h->heap, heap_reserve()) != 0) {
+    if (dheap_init(&h->heap, luashim_heap_reserve_for(memory_limit)) != 0) {
         free(h);
         newstate_error = "cannot reserve address space for the Lua heap";
         return NULL;

@@ -33,7 +33,7 @@ struct BenchCohort: ParsableCommand {
         options.participants = participants
         options.days = days
         options.limits.timeLimitMilliseconds = 0
-        let n = try CohortOptions.jobCount(jobs)
+        let n = try CohortOptions.jobCount(jobs, memoryLimitMiB: LuaLimits().memoryBytes >> 20)
         print("sensorium bench cohort: \(script), \(participants) participants × \(days) days, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         print("  (a shared or busy machine lowers both rates and the speed-up; compare ratios from one run)")
         var results: [(jobs: Int, seconds: Double, output: String)] = []

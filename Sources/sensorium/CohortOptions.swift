@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,16 +19,33 @@ struct CohortOptions: ParsableArguments {
     @Flag(help: "No progress bar.")
     var quiet = false
 
-    func jobCount() throws -> Int { try CohortOptions.jobCount(jobs) }
+    func jobCount(memoryLimitMiB: Int) throws -> Int { try CohortOptions.jobCount(jobs, memoryLimitMiB: memoryLimitMiB) }
     var showProgress: Bool { CohortOptions.showProgress(quiet: quiet) }
 
-    /// `--jobs`, else the number of cores; at least 1.
-    static func jobCount(_ jobs: Int?) throws -> Int {
+    /// `--jobs`, else the number of cores; at least 1. Under an address-space cap
+    /// (`ulimit -v`), where each Lua state reserves its `--memory-limit` of address space
+    /// (`AddressSpace`): without `--jobs`, as many as fit (at least 1); a `--jobs` or
+    /// `--memory-limit` that cannot fit is refused before any work, naming both flags and
+    /// the cap — the same answer every run, never a failure halfway through a cohort.
+    static func jobCount(_ jobs: Int?, memoryLimitMiB: Int) throws -> Int {
+        let memory = max(memoryLimitMiB, 0) << 20
         if let jobs {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
+            try checkAddressSpace(jobs: jobs, memory: memory, memoryLimitMiB: memoryLimitMiB, jobsGiven: true)
             return jobs
         }
-        return max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var n = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        while n > 1, AddressSpace.shortfall(states: n, memoryLimit: memory) != nil { n -= 1 }
+        try checkAddressSpace(jobs: n, memory: memory, memoryLimitMiB: memoryLimitMiB, jobsGiven: false)
+        return n
+    }
+
+    static func checkAddressSpace(jobs: Int, memory: Int, memoryLimitMiB: Int, jobsGiven: Bool) throws {
+        guard let (needed, cap) = AddressSpace.shortfall(states: jobs, memoryLimit: memory) else { return }
+        let limit = memoryLimitMiB > 0 ? "--memory-limit \(memoryLimitMiB)" : "--memory-limit 0 (no limit: a sixteenth of the cap each)"
+        throw CommandError("the address-space cap (ulimit -v \(cap >> 10)) is \(cap >> 20) MiB, and \(jobs) participant\(jobs == 1 ? "" : "s") at once "
+            + "(\(jobsGiven ? "--jobs \(jobs)" : "one job") with \(limit)) need\(jobs == 1 ? "s" : "") about \(needed >> 20) MiB of address space: "
+            + "\(jobsGiven && jobs > 1 ? "lower --jobs, " : "")lower --memory-limit, or raise the cap (ulimit -v)")
     }
 
     /// Progress bars only on a terminal and without --quiet.

@@ -75,7 +75,7 @@ struct RunCommand: ParsableCommand {
         options.limits = lua.limits
         options.recordingPath = recording
         options.recordingParticipant = participant
-        options.jobs = try cohort.jobCount()
+        options.jobs = try cohort.jobCount(memoryLimitMiB: lua.memoryLimitMiB)
         options.failFast = cohort.failFast
         if let text = cohort.shard {
             guard let shard = Shard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }

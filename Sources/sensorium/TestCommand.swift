@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 
 /// `sensorium test`: the golden-output runner.
 ///
@@ -43,7 +44,7 @@ struct TestCommand: ParsableCommand {
             protocols = protocols.filter { folder in filter.contains { folder.contains($0) } }
             guard !protocols.isEmpty else { throw ValidationError("no protocol folder matches --filter \(filter.joined(separator: ", "))") }
         }
-        let jobCount = try CohortOptions.jobCount(jobs)
+        let jobCount = try CohortOptions.jobCount(jobs, memoryLimitMiB: LuaLimits().memoryBytes >> 20)
         let bar = ProgressBar(unit: "protocols", enabled: CohortOptions.showProgress(quiet: quiet))
         var results: [Outcome] = []
         for (i, folder) in protocols.enumerated() {

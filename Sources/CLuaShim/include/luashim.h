@@ -48,6 +48,11 @@ typedef void (*luashim_UserdataRelease)(void *object, void *releaser);
 /* Creates a state with the capped allocator (memory_limit bytes; 0 = none) and
  * a host record in its extra space. Returns NULL if even that fails. */
 lua_State *luashim_newstate(size_t memory_limit);
+/* The address-space cap (RLIMIT_AS, `ulimit -v`) in bytes, or 0 where there is none. */
+size_t luashim_address_space_cap(void);
+/* The address space a new state with `memory_limit` (0 = none) reserves for its heap:
+ * under a cap, the limit (or a sixteenth of the cap), the same every run. */
+size_t luashim_heap_reserve_for(size_t memory_limit);
 /* Why the last luashim_newstate returned NULL (a static string), or NULL. */
 const char *luashim_newstate_error(void);
 /* Offset of a heap object (table, function, userdata, thread) in the state's
