@@ -138,19 +138,46 @@ public final class RecordedStore: Sendable {
     /// A read-only connection. Reading a WAL store normally needs its `-shm` file; where that
     /// cannot be made (a read-only folder or medium) and no `-wal` holds unmerged pages, the
     /// file is opened as immutable (no locks, no side files).
+    ///
+    /// On shared storage (`SharedStorage.holds(path)`: NFS, SMB, Lustre, GPFS, BeeGFS, Ceph,
+    /// …, or `SENSORIUM_SHARED_STORAGE=1`), where SQLite's WAL shared memory does not work
+    /// across nodes (nor, on some, its file locks), the store is always opened as immutable
+    /// — when no writer holds it: no `-journal` and no `-wal` with unmerged pages beside it
+    /// (an empty `-wal` is what a finished import or a local replay leaves). A store being
+    /// written there is refused, saying to wait. Many nodes then read it at once, and none
+    /// writes a side file.
     static func openReadOnly(_ path: String) throws -> DatabaseQueue {
         var config = Configuration()
         config.readonly = true
+        if let kind = SharedStorage.holds(path) {
+            if let side = beingWritten(path) {
+                throw StoreFormatError(path: path, "the store is on shared storage (\(kind)) and is being written (\(URL(fileURLWithPath: path + side).lastPathComponent) beside it): "
+                    + "many nodes read a store there without locks, so it must not change meanwhile; wait for the import to finish, then run again")
+            }
+            return try DatabaseQueue(path: immutableURI(path), configuration: config)
+        }
         do {
             let q = try DatabaseQueue(path: path, configuration: config)
             _ = try q.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
             return q
         } catch let e as DatabaseError where [ResultCode.SQLITE_READONLY, .SQLITE_CANTOPEN].contains(e.resultCode.primaryResultCode)
                     && !FileManager.default.fileExists(atPath: path + "-wal") {
-            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            let uri = "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute) + "?immutable=1"
-            return try DatabaseQueue(path: uri, configuration: config)
+            return try DatabaseQueue(path: immutableURI(path), configuration: config)
         }
+    }
+
+    /// The side file that shows a writer holds the store at `path` ("-journal": a first
+    /// import; "-wal" with pages in it: a later import), or nil.
+    static func beingWritten(_ path: String) -> String? {
+        if FileManager.default.fileExists(atPath: path + "-journal") { return "-journal" }
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+        return wal > 0 ? "-wal" : nil
+    }
+
+    /// The SQLite URI that opens `path` as immutable (no locks, no side files).
+    static func immutableURI(_ path: String) -> String {
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        return "file:" + (absolute.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? absolute) + "?immutable=1"
     }
 
     static var migrator: DatabaseMigrator {
