@@ -1,6 +1,7 @@
 """One peer of `make bench-peers`: the benchmark workload in polars or pandas.
 
-usage: peer.py ENGINE FILE TIMEZONE    (ENGINE: polars-parquet, polars-csv, pandas-csv)
+usage: peer.py ENGINE FILE TIMEZONE
+       (ENGINE: polars-parquet, polars-csv, pandas-csv, duckdb-parquet, duckdb-csv)
 
 Reads FILE (columns time, x, y, z; time in wall seconds since 1970), computes the
 workload and prints one JSON object: seconds (read + compute), peakBytes (the
@@ -64,6 +65,28 @@ def pandas_run(path, tz):
             [(int(k), int(r.n), int(r.active), float(r.p05), float(r.p50), float(r.p95)) for k, r in daily.iterrows()])
 
 
+def duckdb_run(path, tz, fmt):
+    """The workload as one DuckDB query per result, in DuckDB's own engine (all threads):
+    the local offset of each instant from DuckDB's ICU time zones, quantile_cont (linear)."""
+    import duckdb
+    t0 = time.perf_counter()
+    con = duckdb.connect()
+    source = "read_parquet(?)" if fmt == "parquet" else "read_csv(?, columns = {'time': 'DOUBLE', 'x': 'DOUBLE', 'y': 'DOUBLE', 'z': 'DOUBLE'}, header = true)"
+    con.execute(f"""
+        CREATE TEMP TABLE m AS
+        SELECT sqrt(x * x + y * y + z * z) AS mag,
+               floor(local / 3600)::BIGINT AS hour, floor(local / 86400)::BIGINT AS day
+        FROM (SELECT x, y, z, time + (epoch(timezone(?, ts)) - epoch(ts)) AS local
+              FROM (SELECT x, y, z, time, to_timestamp(floor(time * 1e6) / 1e6) AS ts FROM {source}))""", [tz, path])
+    hourly = con.execute("SELECT hour, avg(mag) FROM m GROUP BY hour ORDER BY hour").fetchall()
+    daily = con.execute("""
+        SELECT day, count(*), count(*) FILTER (WHERE mag > 1.1),
+               quantile_cont(mag, 0.05), quantile_cont(mag, 0.5), quantile_cont(mag, 0.95)
+        FROM m GROUP BY day ORDER BY day""").fetchall()
+    seconds = time.perf_counter() - t0
+    return seconds, hourly, daily
+
+
 def peak_resident_bytes():
     """This process's peak resident memory: VmHWM (ru_maxrss would carry over the peak
     of the process that forked this one)."""
@@ -89,8 +112,12 @@ def main():
         seconds, hourly, daily = polars_run(path, tz, "csv")
     elif engine == "pandas-csv":
         seconds, hourly, daily = pandas_run(path, tz)
+    elif engine == "duckdb-parquet":
+        seconds, hourly, daily = duckdb_run(path, tz, "parquet")
+    elif engine == "duckdb-csv":
+        seconds, hourly, daily = duckdb_run(path, tz, "csv")
     else:
-        sys.exit(f"peer.py: unknown engine {engine!r} (polars-parquet, polars-csv, pandas-csv)")
+        sys.exit(f"peer.py: unknown engine {engine!r} (polars-parquet, polars-csv, pandas-csv, duckdb-parquet, duckdb-csv)")
     peak = peak_resident_bytes()
     print(json.dumps({
         "seconds": seconds, "peakBytes": peak,

@@ -1,4 +1,4 @@
-"""`make bench-peers`: Sensorium beside polars and pandas on one participant-week of
+"""`make bench-peers`: Sensorium beside polars, DuckDB and pandas on one participant-week of
 50 Hz phone accelerometer, in one run.
 
 usage: run.py --sensorium BIN [--days 7] [--work DIR]
@@ -7,8 +7,8 @@ usage: run.py --sensorium BIN [--days 7] [--work DIR]
    process of its own, as `run --recording` would: its peak memory is its own) and
    as a streaming Swift loop, and writes the week's samples (time, x, y, z) as CSV.
 2. pyarrow converts the CSV to parquet (float64 columns).
-3. Each peer (peer.py) runs in its own process: polars from parquet and from CSV,
-   pandas from CSV; each reports its read + compute time and its peak memory.
+3. Each peer (peer.py) runs in its own process: polars and DuckDB from parquet and from
+   CSV, pandas from CSV; each reports its read + compute time and its peak memory.
 4. Prints one table (wall time, peak memory) and checks that every peer's figures
    equal Sensorium's: same hours and days, equal counts, every number within 1e-9.
 Exits 1 when a figure disagrees.
@@ -68,25 +68,28 @@ def main():
 
     rows = [(p["name"], p["seconds"], p["peakBytes"], None) for p in ours["paths"]]
     failed = False
-    for engine, path in (("polars-parquet", parquet), ("polars-csv", csv), ("pandas-csv", csv)):
+    names = {"polars-parquet": "polars, from parquet", "polars-csv": "polars, from CSV",
+             "duckdb-parquet": "DuckDB, from parquet", "duckdb-csv": "DuckDB, from CSV", "pandas-csv": "pandas, from CSV"}
+    for engine, path in (("polars-parquet", parquet), ("polars-csv", csv), ("duckdb-parquet", parquet),
+                         ("duckdb-csv", csv), ("pandas-csv", csv)):
         out = subprocess.run([sys.executable, os.path.join(HERE, "peer.py"), engine, path, ours["timeZone"]],
                              check=True, capture_output=True, text=True)
         theirs = json.loads(out.stdout)
         problem = disagreement(ours, theirs)
         failed = failed or problem is not None
-        name = {"polars-parquet": "polars, from parquet", "polars-csv": "polars, from CSV", "pandas-csv": "pandas, from CSV"}[engine]
+        name = names[engine]
         rows.append((name, theirs["seconds"], theirs["peakBytes"], problem or "agrees"))
 
     print(f"\n  {ours['samples']} samples, {len(ours['hourly'])} hours, {len(ours['daily'])} days")
     print(f"  {'path':<26} {'wall (s)':>9} {'peak (MB)':>10}  figures vs Sensorium simulated")
     for name, secs, peak, check in rows:
         print(f"  {name:<26} {secs:>9.3f} {peak / 1e6:>10.0f}  {check or ('(checked in bench study)' if name != rows[0][0] else 'reference')}")
-    sim = rows[0][1]
     by_name = {r[0]: r[1] for r in rows}
-    if "polars, from parquet" in by_name:
-        print(f"  ratio polars-from-parquet / Sensorium simulated: {by_name['polars, from parquet'] / sim:.2f} (> 1: Sensorium faster)")
-    if "Sensorium, stored" in by_name:
-        print(f"  ratio polars-from-parquet / Sensorium stored: {by_name['polars, from parquet'] / by_name['Sensorium, stored']:.2f}")
+    ours_paths = [r[0] for r in rows if r[0].startswith("Sensorium")]
+    for peer in ("polars, from parquet", "DuckDB, from parquet"):
+        for path in ours_paths:
+            if peer in by_name:
+                print(f"  ratio {peer} / {path}: {by_name[peer] / by_name[path]:.2f} (> 1: Sensorium faster)")
     print("  Sensorium's times: the protocol's summary (reading, simulating or decoding, and computing); "
           "peers: reading the file and computing")
     if failed:
