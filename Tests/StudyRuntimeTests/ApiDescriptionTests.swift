@@ -166,3 +166,123 @@ final class ApiDescriptionTests: XCTestCase {
         XCTAssertEqual(complete("print(\"re", api, run), [])      // an ordinary string: no names
     }
 }
+
+/// `sensorium luals`' definition files: valid Lua, LuaLS's annotation grammar, and exactly
+/// the API description (every item defined, every definition an item; sensor and field
+/// names as string-literal types).
+extension ApiDescriptionTests {
+    func definitions() throws -> (ApiDescription, [(path: String, text: String)]) {
+        let run = try freshRun()
+        let api = try describe(run)
+        return (api, LuaLSDefinitions.files(api, globals: run.state.tableKeys(atGlobalPath: [])))
+    }
+
+    func testDefinitionFilesParseWithLuac() throws {
+        let luac = "/usr/bin/luac5.4"
+        guard FileManager.default.isExecutableFile(atPath: luac) else { throw XCTSkip("luac5.4 is not installed (make deps installs lua5.4)") }
+        let (_, files) = try definitions()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("luals-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        for file in files where file.path.hasSuffix(".lua") {
+            let url = dir.appendingPathComponent(file.path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try file.text.write(to: url, atomically: true, encoding: .utf8)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: luac)
+            p.arguments = ["-p", url.path]
+            let err = Pipe()
+            p.standardError = err
+            try p.run()
+            p.waitUntilExit()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(p.terminationStatus, 0, "\(file.path) does not parse: \(message)")
+        }
+        // A broken file is caught (the check is not vacuous).
+        let bad = dir.appendingPathComponent("bad.lua")
+        try "function f( end".write(to: bad, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: luac)
+        p.arguments = ["-p", bad.path]
+        p.standardError = Pipe()
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertNotEqual(p.terminationStatus, 0)
+    }
+
+    /// Every `---` line is one of LuaLS's annotations, written as its grammar says.
+    func testDefinitionFilesFollowTheAnnotationGrammar() throws {
+        let (_, files) = try definitions()
+        let name = #"[A-Za-z_][\w.]*"#
+        let type = #"[A-Za-z_][\w.]*(\[\])?"#
+        let forms = [
+            #"^---@meta \#(name)$"#, #"^---@class \#(name)( : \#(name))?$"#, #"^---@field \#(name) \#(type)( .*)?$"#,
+            #"^---@param (\#(name)|\.\.\.) \#(type)$"#, #"^---@return \#(type)$"#, #"^---@type \#(type)$"#,
+            #"^---@alias \#(name)$"#, #"^---\| "[\w]+"( # .*)?$"#, #"^--- \S.*$"#,
+        ].map { try! NSRegularExpression(pattern: $0) }
+        for file in files where file.path.hasSuffix(".lua") {
+            XCTAssertTrue(file.text.hasPrefix("---@meta "), "\(file.path) is not a ---@meta file")
+            for line in file.text.split(separator: "\n").map(String.init) where line.hasPrefix("---") {
+                let ok = forms.contains { $0.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil }
+                XCTAssertTrue(ok, "\(file.path): not an annotation LuaLS reads: \(line)")
+            }
+        }
+        let luarc = try XCTUnwrap(files.first { $0.path == ".luarc.json" })
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(luarc.text.utf8)) as? [String: Any])
+        XCTAssertEqual(json["runtime.version"] as? String, "Lua 5.4")
+        XCTAssertEqual(json["workspace.library"] as? [String], [LuaLSDefinitions.libraryFolder])
+        let globals = try XCTUnwrap(json["diagnostics.globals"] as? [String])
+        XCTAssertTrue(globals.contains("sensorkit") && globals.contains("study") && !globals.contains("io"), "\(globals)")
+        XCTAssertEqual((json["runtime.builtin"] as? [String: String])?["io"], "disable")
+    }
+
+    /// The names the files define, as description names: `function A:b(`, `function a.b(`,
+    /// `a.b = nil`, `---@field b` under `---@class A`, a module's `a = {}`; in a stdlib file
+    /// `M.b` is `module.b`.
+    func definedNames(_ files: [(path: String, text: String)]) -> Set<String> {
+        var names = Set<String>()
+        for file in files where file.path.hasSuffix(".lua") {
+            let stem = URL(fileURLWithPath: file.path).deletingPathExtension().lastPathComponent
+            let isHost = stem == "sensorium"
+            if !isHost { names.insert(stem) }
+            var currentClass: String?
+            for line in file.text.split(separator: "\n").map(String.init) {
+                func qualified(_ n: String) -> String { isHost ? n : stem + n.dropFirst(1) }
+                if line.hasPrefix("---@class ") { currentClass = String(line.dropFirst(10).split(separator: " ").first!) }
+                if line.hasPrefix("---@field "), let c = currentClass {
+                    names.insert(c + "." + line.dropFirst(10).split(separator: " ").first!)
+                }
+                if line.hasPrefix("function ") {
+                    names.insert(qualified(String(line.dropFirst(9).prefix { $0 != "(" })))
+                } else if line.hasSuffix(" = nil") {
+                    names.insert(qualified(String(line.dropLast(6))))
+                } else if isHost, line.hasSuffix(" = {}"), !line.hasPrefix("local ") {
+                    names.insert(String(line.dropLast(5)))
+                }
+            }
+        }
+        return names
+    }
+
+    func testDefinitionFilesCoverTheDescriptionExactly() throws {
+        let (api, files) = try definitions()
+        let defined = definedNames(files)
+        // Lua's own tables keep the server's definitions: only their described functions are written.
+        let described = Set(api.items.filter { !($0.kind == .module && ApiDescription.luaStandardGlobals.contains($0.name)) }.map(\.name))
+        XCTAssertEqual(described.subtracting(defined).sorted(), [], "described but not defined")
+        XCTAssertEqual(defined.subtracting(described).sorted(), [], "defined but not described")
+        XCTAssertTrue(defined.contains("SRSensorReader:samples") && defined.contains("plot.line") && defined.contains("SRSensorReader.sensor"))
+
+        let host = try XCTUnwrap(files.first { $0.path.hasSuffix("/sensorium.lua") }).text
+        func literals(of alias: String) -> [String] {
+            let block = host.components(separatedBy: "---@alias \(alias)\n")[1].components(separatedBy: "\n\n")[0]
+            return block.split(separator: "\n").compactMap { $0.split(separator: "\"").dropFirst().first.map(String.init) }
+        }
+        XCTAssertEqual(literals(of: "SensorName"), api.sensors.map(\.name))
+        XCTAssertEqual(literals(of: "FieldName"), api.allFieldNames)
+        XCTAssertFalse(literals(of: "SensorName").contains("ambientLightSenor"))
+        // Sensor-name parameters are typed by the alias, so a misspelt sensor is flagged.
+        XCTAssertTrue(host.contains("---@param name SensorName\n---@return SRSensorReader\nfunction sensorkit.reader(name) end"), host)
+        XCTAssertTrue(host.contains("---@param sensors SensorName[]"))
+        XCTAssertTrue(host.contains("---@param field FieldName\nfunction SampleSet:mean(field) end"), host)
+    }
+}
