@@ -700,34 +700,24 @@ extension LuaState {
 
     /// The `__name` of the metatable of the value `path` names (`"light"`, `"a.b"`), read
     /// raw from the globals without running any metamethod; nil when a step is not a
-    /// plain table field or the value has no named metatable. [-0, +0]
+    /// plain table field or the value has no named metatable. Nothing is allocated (keys
+    /// are found by walking the tables), so it cannot raise, not even at the memory limit:
+    /// the REPL calls it from the terminal's completion hook. [-0, +0]
     public func className(ofGlobalPath path: [String]) -> String? {
         guard !path.isEmpty else { return nil }
         return withStackGuard {
-            lua_rawgeti(L, luashim_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
-            for key in path {
-                guard lua_type(L, -1) == LUA_TTABLE else { return nil }
-                LuaState.pushString(L, key)
-                lua_rawget(L, -2)
-            }
-            guard lua_getmetatable(L, -1) != 0 else { return nil }
-            LuaState.pushString(L, "__name")
-            lua_rawget(L, -2)
-            return lua_type(L, -1) == LUA_TSTRING ? LuaState.readString(L, -1) : nil
+            guard pushGlobalPath(path), lua_getmetatable(L, -1) != 0, pushRawField("__name"),
+                  lua_type(L, -1) == LUA_TSTRING else { return nil }
+            return LuaState.readString(L, -1)
         }
     }
 
     /// The string keys of the table `path` names in the globals (the globals themselves
-    /// for an empty path), read raw, sorted; empty when it is not a table. [-0, +0]
+    /// for an empty path), read raw, sorted; empty when it is not a table. Allocates nothing
+    /// in Lua, as `className(ofGlobalPath:)`. [-0, +0]
     public func tableKeys(atGlobalPath path: [String]) -> [String] {
         withStackGuard {
-            lua_rawgeti(L, luashim_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
-            for key in path {
-                guard lua_type(L, -1) == LUA_TTABLE else { return [] }
-                LuaState.pushString(L, key)
-                lua_rawget(L, -2)
-            }
-            guard lua_type(L, -1) == LUA_TTABLE else { return [] }
+            guard pushGlobalPath(path), lua_type(L, -1) == LUA_TTABLE else { return [] }
             var keys: [String] = []
             lua_pushnil(L)
             while lua_next(L, -2) != 0 {
@@ -736,5 +726,34 @@ extension LuaState {
             }
             return keys.sorted()
         }
+    }
+
+    /// Pushes the value `path` names in the globals, step by step through plain tables;
+    /// false (with something pushed) when a step is missing. [-0, +k]
+    private func pushGlobalPath(_ path: [String]) -> Bool {
+        // Room for the path, a metatable and a key/value pair; lua_checkstack reports, never raises.
+        guard lua_checkstack(L, Int32(path.count) + 6) != 0 else { return false }
+        lua_rawgeti(L, luashim_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        for key in path {
+            guard lua_type(L, -1) == LUA_TTABLE, pushRawField(key) else { return false }
+        }
+        return true
+    }
+
+    /// Pushes the field `key` of the table on top, found by `lua_next` (no string is
+    /// created, so nothing can raise); false, with nothing pushed, when it has none. [-0, +(0|1)]
+    private func pushRawField(_ key: String) -> Bool {
+        guard lua_type(L, -1) == LUA_TTABLE else { return false }
+        let table = lua_gettop(L)
+        lua_pushnil(L)
+        while lua_next(L, table) != 0 {
+            if lua_type(L, -2) == LUA_TSTRING, LuaState.readString(L, -2) == key {
+                lua_copy(L, -1, table + 1)        // the value where the key was
+                lua_settop(L, table + 1)
+                return true
+            }
+            lua_settop(L, -2)
+        }
+        return false
     }
 }
