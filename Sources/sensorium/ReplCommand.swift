@@ -45,8 +45,11 @@ struct ReplCommand: ParsableCommand {
     @Option(help: "History file (default ~/.sensorium_history).")
     var history: String?
 
+    @Flag(help: ArgumentHelp("Answer JSON requests, one a line, for a program (the Jupyter kernel).", visibility: .hidden))
+    var machine = false
+
     func run() throws {
-        let output = OutputBuffer()
+        let output = OutputBuffer(capturing: machine)
         var dirs: [String] = []
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         var script = ""
@@ -72,6 +75,10 @@ struct ReplCommand: ParsableCommand {
             output.flush()
             printError(describe(error))
             throw ExitCode(1)
+        }
+        if machine {
+            MachineSession(world: world, output: output).serve()
+            return
         }
         let session = ReplSession(world: world, output: output)
         let interactive = isatty(STDIN_FILENO) != 0
