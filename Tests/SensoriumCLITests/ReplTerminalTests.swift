@@ -108,3 +108,35 @@ extension SensoriumCLITests {
         assertContains(bad.stderr, "is not a folder")
     }
 }
+
+/// `sensorium repl --machine`, the engine under the Jupyter kernel: one JSON answer a line.
+extension SensoriumCLITests {
+    func testMachineModeAnswersCellsCompletionAndInspection() throws {
+        let requests = [
+            #"{"execute": "print(\"hi\")\nlocal a = 6\na * 7"}"#,
+            #"{"execute": ":advance 26h\nrows = { { day = \"a\", n = 1 }, { day = \"b<\", n = 2.5 } }\nrows"}"#,
+            #"{"execute": "local plot = require \"plot\"\nplot.bars(\"b\", { categories = { \"x\" }, values = { 1 } })"}"#,
+            #"{"execute": "error(\"boom\")"}"#,
+            #"{"complete": "x = sensorkit.re", "cursor": 16}"#,
+            #"{"inspect": "sensorkit.reader \"x\"", "cursor": 12}"#,
+            "not json",
+        ]
+        let r = try sensorium(["repl", "--machine", "--days", "2", "--participants", "1"], input: requests.joined(separator: "\n") + "\n")
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let answers = try r.stdout.split(separator: "\n").map {
+            try XCTUnwrap(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        XCTAssertEqual(answers.count, requests.count)
+        XCTAssertEqual(answers[0]["stdout"] as? String, "hi\n")
+        XCTAssertEqual(answers[0]["value"] as? String, "42")
+        XCTAssertTrue((answers[1]["stdout"] as? String ?? "").contains("2026-03-03 02:00"))
+        XCTAssertEqual(answers[1]["html"] as? String, "<table>\n<thead><tr><th>day</th><th>n</th></tr></thead>\n<tbody>\n"
+                       + "<tr><td>a</td><td>1</td></tr>\n<tr><td>b&lt;</td><td>2.5</td></tr>\n</tbody>\n</table>\n")
+        XCTAssertTrue(((answers[2]["svgs"] as? [String])?.first ?? "").hasPrefix("<svg"))
+        XCTAssertEqual((answers[3]["error"] as? [String: Any])?["message"] as? String, "stdin:1: boom")
+        XCTAssertEqual(answers[4]["matches"] as? [String], ["sensorkit.reader", "sensorkit.requestAuthorization"])
+        XCTAssertEqual(answers[4]["start"] as? Int, 4)
+        XCTAssertTrue((answers[5]["text"] as? String ?? "").hasPrefix("sensorkit.reader"))
+        XCTAssertTrue(((answers[6]["error"] as? [String: Any])?["message"] as? String ?? "").hasPrefix("not a JSON object"))
+    }
+}
