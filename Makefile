@@ -20,7 +20,7 @@ FUZZ_SEED    ?= 1
 FUZZ_CASES   ?= 5000
 FUZZ_JOBS    ?= 2
 
-.PHONY: all deps slurm-deps apt-install build release demo test slurm-test lua-testsuite golden bench bench-peers fuzz install uninstall clean
+.PHONY: all deps slurm-deps apt-install build release demo test slurm-test lua-testsuite golden bench bench-peers fuzz install uninstall clean jupyter jupyter-test
 
 all: build
 
@@ -70,6 +70,7 @@ test: deps
 	.build/debug/sensorium test protocols/
 	.build/debug/sensorium fuzz --cases 50 --seed $(FUZZ_SEED)
 	$(MAKE) --no-print-directory lua-testsuite
+	$(MAKE) --no-print-directory jupyter-test
 	$(MAKE) --no-print-directory slurm-test
 
 ## lua-testsuite: Lua 5.4.4's own test suite (tag v5.4.4 of github.com/lua/lua, testes/)
@@ -124,6 +125,23 @@ bench-peers: release
 	@test -x $(PEERS_VENV)/bin/python || python3 -m venv $(PEERS_VENV)
 	$(PEERS_VENV)/bin/pip install -q -r bench/peers/requirements.txt
 	$(PEERS_VENV)/bin/python bench/peers/run.py --sensorium $(BIN_RELEASE)
+
+JUPYTER_VENV := .build/jupyter-venv
+
+## jupyter: Sensorium's Jupyter kernel ("sensorium") and Jupyter's own packages (pip, into
+## $(JUPYTER_VENV)); then `$(JUPYTER_VENV)/bin/jupyter ...` or any Jupyter that lists the spec
+jupyter:
+	$(SWIFT) build --product sensorium
+	@python3 -c "import ensurepip, venv" 2>/dev/null || $(MAKE) APT_PACKAGES="python3-venv python3-pip" deps
+	@test -x $(JUPYTER_VENV)/bin/python || python3 -m venv $(JUPYTER_VENV)
+	$(JUPYTER_VENV)/bin/pip install -q -r contrib/jupyter/requirements.txt
+	$(JUPYTER_VENV)/bin/python contrib/jupyter/install_kernel.py --prefix $(JUPYTER_VENV) --sensorium .build/debug/sensorium
+
+## jupyter-test: the kernel's conformance (jupyter_kernel_test) and the example notebook
+## docs/notebook.ipynb executed headless by nbclient, rendered to HTML by nbconvert
+jupyter-test: jupyter
+	cd contrib/jupyter && ../../$(JUPYTER_VENV)/bin/python -m unittest -v test_kernel
+	$(JUPYTER_VENV)/bin/python contrib/jupyter/check_notebook.py docs/notebook.ipynb .build/jupyter
 
 clean:
 	rm -rf .build $(DEMO_OUT)

@@ -3,7 +3,8 @@
 /// Feed it lines; it answers whether it needs more input (the chunk is
 /// incomplete), or what to print. Like lua.c: a line starting with `=` is an
 /// expression; a chunk that compiles as `return <chunk>` prints its values;
-/// otherwise it runs as statements. Errors leave the state usable.
+/// otherwise it runs as statements. Errors leave the state usable. The first value a
+/// chunk printed is kept in the global `_`.
 public final class LuaRepl {
     public enum Reply: Equatable {
         /// The chunk is incomplete: show the continuation prompt.
@@ -63,11 +64,24 @@ public final class LuaRepl {
             try state.pcall(arguments: 0, results: -1)
             let n = state.top - top
             if n <= 0 { return .output("") }
-            return .output(try state.inspectStack(from: top + 1, count: n))
+            let text = try state.inspectStack(from: top + 1, count: n)
+            try keepLastResult(at: top + 1)
+            return .output(text)
         } catch let e as LuaError {
             return .error(e.report(frames: 4))
         } catch {
             return .error("\(error)")
+        }
+    }
+
+    /// Sets the global `_` to the value at `index` (the first result of the chunk that
+    /// printed), as Python's and Julia's REPLs do; through a protected call, so that a
+    /// strict `_G` or a memory error is an error of the chunk, not a longjmp. [-0, +0]
+    private func keepLastResult(at index: Int32) throws {
+        try state.withStackGuard {
+            try state.load("_ = ...", chunkName: "=repl")
+            state.pushCopy(of: index)
+            try state.pcall(arguments: 1, results: 0)
         }
     }
 

@@ -455,6 +455,9 @@ public final class LuaState {
     /// Copies the value at `index` into Swift. [-0, +0]
     public func value(at index: Int32) -> LuaValue { LuaState.readValue(L, index) }
 
+    /// Pushes a copy of the value at `index`. [-0, +1]
+    public func pushCopy(of index: Int32) { lua_pushvalue(L, index) }
+
     /// Stack top (number of values on the stack); read-only: `withStackGuard` restores it.
     public var top: Int32 { lua_gettop(L) }
 
@@ -654,3 +657,103 @@ func invokeSwift(_ L: OpaquePointer, _ body: LuaFunction) -> Int32 {
 
 
 
+
+/// What Lua tells of a function without running it: its parameter names and where
+/// it is defined. Host (C) functions have no named parameters (`isHost`).
+public struct LuaFunctionInfo: Sendable, Equatable {
+    /// The named parameters, in order (empty for a host function).
+    public var parameters: [String]
+    /// Whether the function takes `...`.
+    public var isVararg: Bool
+    /// True for a C or Swift function: Lua knows nothing of its parameters.
+    public var isHost: Bool
+    /// The chunk name it was loaded under (`@path` for a file), empty for a host function.
+    public var source: String
+    /// The line of its `function` keyword (0 for a host function).
+    public var line: Int
+}
+
+extension LuaState {
+    /// The parameters and definition site of `function`; nil when the reference is not a
+    /// function. Reads debug information only: `lua_getinfo(">Su")` and
+    /// `lua_getlocal(NULL, n)` neither raise nor allocate. [-0, +0]
+    public func functionInfo(_ function: LuaReference) -> LuaFunctionInfo? {
+        withStackGuard {
+            function.push(L)
+            guard lua_type(L, -1) == LUA_TFUNCTION else { return nil }
+            var ar = lua_Debug()
+            lua_pushvalue(L, -1)
+            _ = lua_getinfo(L, ">Su", &ar)
+            let isHost = ar.what.map { String(cString: $0) == "C" } ?? true
+            var parameters: [String] = []
+            if !isHost && ar.nparams > 0 {
+                for n in 1...Int32(ar.nparams) {
+                    guard let name = lua_getlocal(L, nil, n) else { break }
+                    parameters.append(String(cString: name))
+                }
+            }
+            return LuaFunctionInfo(parameters: parameters, isVararg: ar.isvararg != 0, isHost: isHost,
+                                   source: isHost ? "" : ar.source.map { String(cString: $0) } ?? "",
+                                   line: isHost ? 0 : Int(ar.linedefined))
+        }
+    }
+
+    /// The `__name` of the metatable of the value `path` names (`"light"`, `"a.b"`), read
+    /// raw from the globals without running any metamethod; nil when a step is not a
+    /// plain table field or the value has no named metatable. Nothing is allocated (keys
+    /// are found by walking the tables), so it cannot raise, not even at the memory limit:
+    /// the REPL calls it from the terminal's completion hook. [-0, +0]
+    public func className(ofGlobalPath path: [String]) -> String? {
+        guard !path.isEmpty else { return nil }
+        return withStackGuard {
+            guard pushGlobalPath(path), lua_getmetatable(L, -1) != 0, pushRawField("__name"),
+                  lua_type(L, -1) == LUA_TSTRING else { return nil }
+            return LuaState.readString(L, -1)
+        }
+    }
+
+    /// The string keys of the table `path` names in the globals (the globals themselves
+    /// for an empty path), read raw, sorted; empty when it is not a table. Allocates nothing
+    /// in Lua, as `className(ofGlobalPath:)`. [-0, +0]
+    public func tableKeys(atGlobalPath path: [String]) -> [String] {
+        withStackGuard {
+            guard pushGlobalPath(path), lua_type(L, -1) == LUA_TTABLE else { return [] }
+            var keys: [String] = []
+            lua_pushnil(L)
+            while lua_next(L, -2) != 0 {
+                if lua_type(L, -2) == LUA_TSTRING { keys.append(LuaState.readString(L, -2)) }
+                lua_settop(L, -2)
+            }
+            return keys.sorted()
+        }
+    }
+
+    /// Pushes the value `path` names in the globals, step by step through plain tables;
+    /// false (with something pushed) when a step is missing. [-0, +k]
+    private func pushGlobalPath(_ path: [String]) -> Bool {
+        // Room for the path, a metatable and a key/value pair; lua_checkstack reports, never raises.
+        guard lua_checkstack(L, Int32(path.count) + 6) != 0 else { return false }
+        lua_rawgeti(L, luashim_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        for key in path {
+            guard lua_type(L, -1) == LUA_TTABLE, pushRawField(key) else { return false }
+        }
+        return true
+    }
+
+    /// Pushes the field `key` of the table on top, found by `lua_next` (no string is
+    /// created, so nothing can raise); false, with nothing pushed, when it has none. [-0, +(0|1)]
+    private func pushRawField(_ key: String) -> Bool {
+        guard lua_type(L, -1) == LUA_TTABLE else { return false }
+        let table = lua_gettop(L)
+        lua_pushnil(L)
+        while lua_next(L, table) != 0 {
+            if lua_type(L, -2) == LUA_TSTRING, LuaState.readString(L, -2) == key {
+                lua_copy(L, -1, table + 1)        // the value where the key was
+                lua_settop(L, table + 1)
+                return true
+            }
+            lua_settop(L, -2)
+        }
+        return false
+    }
+}

@@ -303,7 +303,7 @@ public enum Documentation {
 
     /// An entry formatted for a terminal: the name and module, the description
     /// re-wrapped to `width` columns without Markdown markup (lists and tables
-    /// kept as written), then the example indented by four spaces.
+    /// kept as written), then the example (if any) indented by four spaces.
     public static func render(_ entry: DocEntry, width: Int = 78) -> String {
         var out = entry.name
         if !entry.module.isEmpty {
@@ -340,6 +340,7 @@ public enum Documentation {
                 out += wrap(plain(block.joined(separator: " ")), width: width, indent: "") + "\n"
             }
         }
+        if entry.example.isEmpty { return out }
         out += "Example:\n\n"
         out += entry.example.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.isEmpty ? "" : "    " + $0 }.joined(separator: "\n")

@@ -350,6 +350,17 @@ public struct GroupingError: Error, Sendable, CustomStringConvertible {
 /// sensors), `windowStart`/`windowEnd` (the span a sample covers, `SampleWindow`), and
 /// `duration` for interval samples that have an `endDate` (endDate − time).
 enum FieldReader {
+    /// The virtual fields a sample set of `info`'s sensor reads besides its columns:
+    /// `time`, `writeTime`, `magnitude` (x/y/z sensors), `windowStart`/`windowEnd` (sensors
+    /// whose samples span a window). For the API description; `numbers` reads them.
+    static func virtualFields(of info: SensorInfo) -> [String] {
+        let names = Set(info.fields.map(\.name))
+        var out = ["time", "writeTime"].filter { !names.contains($0) }
+        if names.isSuperset(of: ["x", "y", "z"]) { out.append("magnitude") }
+        if info.window != nil { out += ["windowStart", "windowEnd"] }
+        return out
+    }
+
     static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
         switch field {
         case "time": return batch.times

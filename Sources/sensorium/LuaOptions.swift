@@ -83,9 +83,12 @@ func relativeIfBelowCurrent(_ path: String) -> String {
 final class OutputBuffer {
     private var buffer: [UInt8] = []
     private let handle: FileHandle
+    /// Keeps everything for `take()` instead of writing it (the REPL's machine mode).
+    private let capturing: Bool
 
-    init(_ handle: FileHandle = .standardOutput) {
+    init(_ handle: FileHandle = .standardOutput, capturing: Bool = false) {
         self.handle = handle
+        self.capturing = capturing
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -99,8 +102,14 @@ final class OutputBuffer {
         if buffer.count >= 1 << 16 { flush() }
     }
 
+    /// What was written since the last `take()`, for a capturing buffer; empties it.
+    func take() -> String {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
     func flush() {
-        guard !buffer.isEmpty else { return }
+        guard !capturing, !buffer.isEmpty else { return }
         handle.write(Data(buffer))
         buffer.removeAll(keepingCapacity: true)
     }

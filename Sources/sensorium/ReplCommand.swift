@@ -13,7 +13,8 @@ struct ReplCommand: ParsableCommand {
         discussion: """
         Each participant has a Lua state with the full protocol API (sensorkit, schedule, time,
         report, log). Give a protocol to load its declarations first. Commands: :now, :advance 26h,
-        :participant P2, :sensors, :status, :report, :help [NAME], :quit.
+        :advance to tomorrow 09:00, :load FILE, :participant P2, :sensors, :status, :report,
+        :help [NAME], :quit. Tab completes names; `_` is the last value printed.
         """
     )
 
@@ -44,8 +45,11 @@ struct ReplCommand: ParsableCommand {
     @Option(help: "History file (default ~/.sensorium_history).")
     var history: String?
 
+    @Flag(help: ArgumentHelp("Answer JSON requests, one a line, for a program (the Jupyter kernel).", visibility: .hidden))
+    var machine = false
+
     func run() throws {
-        let output = OutputBuffer()
+        let output = OutputBuffer(capturing: machine)
         var dirs: [String] = []
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         var script = ""
@@ -71,6 +75,10 @@ struct ReplCommand: ParsableCommand {
             output.flush()
             printError(describe(error))
             throw ExitCode(1)
+        }
+        if machine {
+            MachineSession(world: world, output: output).serve()
+            return
         }
         let session = ReplSession(world: world, output: output)
         let interactive = isatty(STDIN_FILENO) != 0
@@ -106,6 +114,8 @@ final class ReplWorld {
     var current: ParticipantRun
     var repls: [String: LuaRepl] = [:]
     let output: OutputBuffer
+    /// The API the prompt completes and `:help` describes (read from the first participant's state).
+    let description: ApiDescription
 
     init(runner: StudyRunner, output: OutputBuffer, loadProtocol: Bool) throws {
         self.runner = runner
@@ -121,6 +131,7 @@ final class ReplWorld {
             if loadProtocol { try run.runTopLevel() }
             try run.drain(until: run.clock.now)
         }
+        description = try apiDescription(of: first.state)
     }
 
     var repl: LuaRepl { repls[current.setup.id]! }
@@ -128,7 +139,58 @@ final class ReplWorld {
     var nowText: String {
         let run = current
         let day = Int(((run.clock.now - run.settings.start) / 86_400).rounded(.down)) + 1
-        return "\(LocalTime.minuteLabel(run.clock.now, run.clock.timeZone)) \(run.clock.timeZone.identifier) (study day \(day)), SR \(ReportBook.format(.double(run.model.clock.current().rawValue)))"
+        let past = run.clock.now > run.settings.end ? ", after the study's end" : ""
+        return "\(LocalTime.minuteLabel(run.clock.now, run.clock.timeZone)) \(run.clock.timeZone.identifier) (study day \(day)\(past)), SR \(ReportBook.format(.double(run.model.clock.current().rawValue)))"
+    }
+
+    static let advanceUsage = """
+    usage: :advance DURATION        (e.g. :advance 26h, :advance 90m, :advance 2d)
+           :advance to DATE TIME    (e.g. :advance to tomorrow 09:00, :advance to 09:00,
+                                     :advance to day 3 09:00, :advance to 2026-03-04 21:30)
+    """
+
+    /// The instant `:advance to WORDS` names, in the participant's time zone: `HH:MM` (the
+    /// next such clock time), `today HH:MM`, `tomorrow HH:MM`, `day N [HH:MM]`, or a date
+    /// `YYYY-MM-DD [HH:MM]`. Nil when the words are none of these.
+    func target(_ words: [String]) -> Double? {
+        let run = current
+        let tz = run.clock.timeZone
+        let now = run.clock.now
+        func clock(_ text: String) -> (Int, Int)? {
+            let hm = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            guard hm.count == 2, let h = hm[0], let m = hm[1], (0..<24).contains(h), (0..<60).contains(m) else { return nil }
+            return (h, m)
+        }
+        switch words.first {
+        case "today"?, "tomorrow"?:
+            guard words.count <= 2 else { return nil }
+            var hm = (0, 0)
+            if words.count == 2 {
+                guard let given = clock(words[1]) else { return nil }
+                hm = given
+            }
+            let day = words[0] == "today" ? LocalTime.startOfDay(now, tz) : LocalTime.nextDay(now, tz)
+            return LocalTime.time(onDayOf: day, hour: hm.0, minute: hm.1, tz)
+        case let first? where words.count == 1 && clock(first) != nil:
+            let (h, m) = clock(first)!
+            let today = LocalTime.time(onDayOf: now, hour: h, minute: m, tz)
+            return today > now ? today : LocalTime.time(onDayOf: LocalTime.nextDay(now, tz), hour: h, minute: m, tz)
+        default:
+            return LocalTime.parse(words.joined(separator: " "), tz, studyStart: run.settings.start)
+        }
+    }
+
+    /// Runs the current participant's world to `end`; says so when that passes the study's end.
+    func advance(to end: Double) throws -> String {
+        let run = current
+        let before = run.clock.now
+        try run.drain(until: end)
+        var text = nowText
+        if before <= run.settings.end && end > run.settings.end {
+            text += "\nnote: this passed the study's end (\(LocalTime.minuteLabel(run.settings.end, run.clock.timeZone)), "
+                + "after \(run.settings.days) day\(run.settings.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there"
+        }
+        return text
     }
 
     /// Delivers what the last chunk queued for now (delegate callbacks run after the code returns).
@@ -139,11 +201,15 @@ final class ReplWorld {
         case "now":
             return nowText
         case "advance":
-            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else {
-                return "usage: :advance DURATION   (e.g. :advance 26h, :advance 90m, :advance 2d)"
+            if words.count >= 3, words[1] == "to" {
+                guard let end = target(Array(words.dropFirst(2))) else { return ReplWorld.advanceUsage }
+                guard end >= current.clock.now else {
+                    return "\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward"
+                }
+                return try advance(to: end)
             }
-            try current.drain(until: current.clock.now + d)
-            return nowText
+            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { return ReplWorld.advanceUsage }
+            return try advance(to: current.clock.now + d)
         case "participant", "p":
             guard words.count == 2 else { return "participants: " + runs.map(\.setup.id).joined(separator: ", ") + " (current: \(current.setup.id))" }
             guard let run = runs.first(where: { $0.setup.id == words[1] }) else {
@@ -199,13 +265,17 @@ final class ReplSession {
       =expr              print the value of expr
       :now               the participant's virtual time
       :advance 26h       run the world forward (schedules and delegate callbacks run)
+      :advance to tomorrow 09:00   … to a time (HH:MM, today/tomorrow HH:MM, day N HH:MM, YYYY-MM-DD HH:MM)
+      :load FILE         run a Lua file in this participant's state
       :participant P2    switch participant (each has its own Lua state)
       :sensors           the sensor catalogue with this participant's authorization
       :status            devices, authorization and recording of this participant
       :report            the report tables so far
-      :help NAME         documentation of a function (e.g. :help reader:samples); :help api lists all
+      :help NAME         documentation of a function or module (e.g. :help reader:samples, :help plot.line);
+                         :help api lists all
       :quit              leave (Ctrl-D also leaves)
-    A chunk that is not complete continues on the next line (prompt >>).
+    A chunk that is not complete continues on the next line (prompt >>); it is one history entry.
+    Tab completes globals, fields, methods, sensor names ("…") and field names; _ is the last value printed.
     Ctrl-C stops a running chunk, or drops a half-typed one.
     """
 
@@ -217,7 +287,14 @@ final class ReplSession {
             switch words.first ?? "" {
             case "quit", "q", "exit": return false
             case "help", "h", "?":
-                output.write((words.count > 1 ? helpText(words[1]) : ReplSession.help) + "\n")
+                output.write((words.count > 1 ? helpText(words[1], world.description) : ReplSession.help) + "\n")
+            case "load", "l":
+                let path = String(trimmed.drop { $0 != " " }).trimmingCharacters(in: .whitespaces)
+                guard !path.isEmpty else {
+                    output.write("usage: :load FILE   (runs a Lua file in this participant's state)\n")
+                    break
+                }
+                show(load(path))
             default:
                 do {
                     if let text = try world.command(words) { output.write(text + "\n") }
@@ -237,6 +314,12 @@ final class ReplSession {
             do { try world.settle() } catch { reply = .error(describe(error)) }
         }
         LuaState.releaseInterruptSignal()   // piped input: Ctrl-C ends the session as usual
+        show(reply)
+        return true
+    }
+
+    /// Prints a chunk's reply: its values on standard output, an error on standard error.
+    func show(_ reply: LuaRepl.Reply) {
         switch reply {
         case .needMore: break
         case .output(let text): if !text.isEmpty { output.write(text + "\n") }
@@ -246,7 +329,21 @@ final class ReplSession {
             printError(text)
         }
         output.flush()
-        return true
+    }
+
+    /// `:load FILE`: runs the file in the current participant's state (chunk `@FILE`, so
+    /// errors name its lines), then delivers what it queued for now.
+    func load(_ path: String) -> LuaRepl.Reply {
+        guard FileManager.default.fileExists(atPath: path) else { return .error(":load: no file '\(path)'") }
+        repl.state.catchInterruptSignal()
+        defer { LuaState.releaseInterruptSignal() }
+        do {
+            let values = try repl.state.executeFile(path)
+            try world.settle()
+            return .output(values.isEmpty ? "" : try repl.state.inspect(values))
+        } catch {
+            return .error(describe(error))
+        }
     }
 
     /// At the end of piped input, a half-typed chunk is an error worth saying.
@@ -264,6 +361,11 @@ final class ReplSession {
         using_history()
         _ = read_history(historyPath)
         stifle_history(1000)
+        completingSession = self
+        ceditline_set_completion(completeWord, wordBreaks)
+        defer { completingSession = nil }
+        // The lines of a chunk typed so far: the whole chunk becomes one history entry.
+        var chunk: [String] = []
         while true {
             // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
             // typed so far is dropped and the prompt comes back, as the help says.
@@ -275,6 +377,7 @@ final class ReplSession {
                 output.write("^C\n")
                 output.flush()
                 repl.cancelPending()
+                chunk.removeAll()
                 continue
             }
             guard let raw else {
@@ -283,21 +386,27 @@ final class ReplSession {
             }
             let line = String(cString: raw)
             free(raw)
-            if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                _ = add_history(line)
-                _ = write_history(historyPath)
+            chunk.append(line)
+            let goOn = handle(line)
+            if !repl.isContinuing {
+                let entry = chunk.joined(separator: "\n")
+                chunk.removeAll()
+                if !entry.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    _ = add_history(entry)
+                    _ = write_history(historyPath)
+                }
             }
-            if !handle(line) { break }
+            if !goOn { break }
         }
     }
 }
 
-/// `:help NAME`: the API documentation entry, from docs/lua-api.md; `:help api` lists every name.
-func helpText(_ name: String) -> String {
-    guard let text = locateDocs().flatMap({ try? String(contentsOfFile: $0, encoding: .utf8) }) else {
-        return "documentation not found (docs/lua-api.md beside the project)"
-    }
-    let entries = Documentation.parse(text)
+/// `:help NAME`: the reference's entry (docs/lua-api.md), else the API description's
+/// (a stdlib export); `:help api` lists every name of both.
+func helpText(_ name: String, _ api: ApiDescription) -> String {
+    let docs = documentationEntries()
+    if docs.isEmpty { return "documentation not found (docs/lua-api.md beside the project)" }
+    let entries = api.helpEntries(docs: docs)
     if name == "api" || name == "index" { return Documentation.index(entries) }
     return Documentation.help(name, in: entries)
 }
@@ -308,4 +417,33 @@ func locateDocs() -> String? {
     guard let stdlib = locateStdlib() else { return nil }
     let path = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("docs/lua-api.md").path
     return FileManager.default.fileExists(atPath: path) ? path : nil
+}
+
+/// The session whose world the terminal's Tab completes from (libedit's hook is a C
+/// function and cannot capture it). Set by `runInteractive`, on the main thread only.
+nonisolated(unsafe) private var completingSession: ReplSession?
+nonisolated(unsafe) private let wordBreaks: UnsafeMutablePointer<CChar> = strdup(ApiCompletion.wordBreaks)
+
+/// libedit's completion hook: the matches for the word ending at the cursor, as readline
+/// wants them (a malloc'd NULL-terminated list, the common prefix first), or NULL.
+private func completeWord(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    ceditline_completion_over()
+    guard let session = completingSession, let buffer = ceditline_line_buffer() else { return nil }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self),
+                                    count: Int(max(0, ceditline_point())))
+    let line = String(decoding: bytes, as: UTF8.self)
+    let typed = text.map { String(cString: $0) } ?? ""
+    let (word, found) = ApiCompletion.complete(line, description: session.world.description, state: session.repl.state)
+    // The candidates replace our word; libedit replaces its own: put back what differs.
+    let lead = typed.hasSuffix(word) ? String(typed.dropLast(word.count)) : ""
+    let matches = found.map { lead + $0 }
+    guard !matches.isEmpty else { return nil }
+    var common = matches[0]
+    for m in matches.dropFirst() { while !m.hasPrefix(common) { common.removeLast() } }
+    let list = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: matches.count + 2)
+    list[0] = strdup(common)
+    var n = 1
+    if matches.count > 1 { for m in matches { list[n] = strdup(m); n += 1 } }
+    list[n] = nil
+    return list
 }

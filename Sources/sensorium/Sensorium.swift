@@ -29,6 +29,7 @@ struct Sensorium: ParsableCommand {
         abstract: "Run SensorKit study protocols written in Lua, in virtual time.",
         version: Sensorium.version,
         subcommands: [RunCommand.self, ReplCommand.self, TestCommand.self, CheckCommand.self, SensorsCommand.self, BenchCommand.self,
-                      ImportCommand.self, ExportCommand.self, InspectCommand.self, MergeCommand.self, FuzzCommand.self]
+                      ImportCommand.self, ExportCommand.self, InspectCommand.self, MergeCommand.self, FuzzCommand.self,
+                      LualsCommand.self]
     )
 }
