@@ -89,7 +89,7 @@ final class MachineSession {
         }
         runChunk()
         answer["stdout"] = output.take()
-        answer["svgs"] = newCharts().map(ChartSVG.render)
+        answer["svgs"] = newCharts().map { ChartSVG.render($0) }
         if let failure {
             let lines = failure.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             answer["error"] = ["message": lines.first ?? failure, "traceback": lines]
