@@ -10,8 +10,7 @@ extension Bindings {
 
     func sensor(named name: String) throws -> Sensor {
         if let s = Sensor(name: name) { return s }
-        let hint = SensorCatalogue.sensorSuggestions(for: name).first.map { "; did you mean '\($0)'?" } ?? ""
-        throw LuaScriptError("unknown sensor '\(name)'\(hint) (`sensorium sensors` lists them)")
+        throw LuaScriptError("unknown sensor '\(name)'\(SensorCatalogue.sensorHint(for: name)) (`sensorium sensors` lists them)")
     }
 
     func sensorkitFunctions() -> [(String, LuaFunction)] {
@@ -36,8 +35,7 @@ extension Bindings {
                 var sensors = Set<Sensor>()
                 for (i, item) in (list.arrayValue ?? list.entries.map(\.value)).enumerated() {
                     guard let name = item.stringValue, let s = Sensor(name: name) else {
-                        let hint = item.stringValue.flatMap { (name: String) in SensorCatalogue.sensorSuggestions(for: name).first }
-                            .map { (s: String) in "; did you mean '\(s)'?" } ?? ""
+                        let hint = item.stringValue.map(SensorCatalogue.sensorHint(for:)) ?? ""
                         throw LuaScriptError("requestAuthorization: item \(i + 1) is not a known sensor (\(item.stringValue ?? item.typeName))\(hint)")
                     }
                     sensors.insert(s)
@@ -80,6 +78,10 @@ extension Bindings {
             }),
             ("participant", { [unowned self] call in
                 call.push(self.run.setup.id)
+                return 1
+            }),
+            ("isReader", { [unowned self] call in
+                call.push(call.object(1, self.readerClass) != nil)
                 return 1
             }),
         ]

@@ -206,7 +206,7 @@ extension Scenario {
         for e in t.entries {
             guard let k = e.key.stringValue, known.contains(k) else {
                 let name = e.key.stringValue ?? e.key.typeName
-                let hint = Suggestions.closest(to: name, among: known.sorted(), limit: 1).first.map { "; did you mean '\($0)'?" } ?? ""
+                let hint = Suggestions.hint(for: name, among: known.sorted())
                 throw fail(path.isEmpty ? name : "\(path).\(name)", "unknown field\(hint) (known: \(known.sorted().joined(separator: ", ")))")
             }
         }
@@ -267,8 +267,7 @@ extension Scenario {
                 }
                 if key == "default" { policy.defaultAnswer = answer; continue }
                 guard let sensor = Sensor(name: key) else {
-                    let hint = SensorCatalogue.sensorSuggestions(for: key).first.map { "; did you mean '\($0)'?" } ?? ""
-                    throw fail("\(path).consent.\(key)", "unknown sensor\(hint)")
+                    throw fail("\(path).consent.\(key)", "unknown sensor\(SensorCatalogue.sensorHint(for: key))")
                 }
                 policy.answers[sensor] = answer
             }

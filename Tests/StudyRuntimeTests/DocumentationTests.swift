@@ -478,7 +478,7 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(Documentation.suggestions(for: "reader:sample", in: parsed).first, "reader:samples")
         XCTAssertEqual(Documentation.suggestions(for: "maen", in: parsed).first, "SampleSet:mean")
         XCTAssertEqual(Documentation.suggestions(for: "zzzzzz", in: parsed), [])
-        XCTAssertTrue(Documentation.help("maen", in: parsed).contains("Did you mean: SampleSet:mean"))
+        XCTAssertTrue(Documentation.help("maen", in: parsed).contains("No help for 'maen' — did you mean 'SampleSet:mean'"))
     }
 
     func testLookupInTheRealReference() {
