@@ -16,13 +16,7 @@ extension Bindings {
     func sensorkitFunctions() -> [(String, LuaFunction)] {
         [
             ("reader", { [unowned self] call in
-                let name = try call.string(1)
-                var stream = FetchStream.samples
-                var sensorName = name
-                if name.hasSuffix(".tombstones") {
-                    stream = .deletionRecords
-                    sensorName = String(name.dropLast(".tombstones".count))
-                }
+                let (sensorName, stream) = SensorStream.split(try call.string(1))
                 let s = try self.sensor(named: sensorName)
                 try self.requireSensorKit("sensorkit.reader")
                 try self.requireOS(s, "sensorkit.reader")
@@ -141,8 +135,7 @@ extension Bindings {
     /// weakly (see `Reader`); its sensor's status changes reach it from now on.
     @discardableResult
     func makeReader(_ call: LuaCall, sensor: Sensor, stream: FetchStream, byRuntime: Bool = false) throws -> Reader {
-        let name = stream == .samples ? sensor.rawValue : sensor.rawValue + ".tombstones"
-        let record = ReaderRecord(sensor: sensor, title: "SRSensorReader(\(name))", madeAt: byRuntime ? nil : call.scriptPosition() ?? "?")
+        let record = ReaderRecord(sensor: sensor, title: "SRSensorReader(\(SensorStream(sensor, stream).name))", madeAt: byRuntime ? nil : call.scriptPosition() ?? "?")
         let reader = Reader(sensor: sensor, stream: stream, id: nextReaderID, record: record)
         nextReaderID += 1
         call.push(reader, as: readerClass)

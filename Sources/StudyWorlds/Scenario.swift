@@ -15,7 +15,7 @@ public struct Scenario: Sendable {
     public var seed: Int64?
     public var participantCount: Int?
     public var participants: [ScenarioParticipant] = []
-    /// The model's switches (`WorldSwitches`); the simulator's own (`SimulationSettings.switchKnobs`)
+    /// The model's switches (`WorldSwitches`); the simulator's own (`SimulationSettings.switchTable`)
     /// are applied to `simulation` when the scenario is read.
     public var switches: [String: SwitchValue] = [:]
     public var simulation = SimulationSettings()
@@ -141,11 +141,11 @@ extension Scenario {
             }
             // The simulator's own switches (generators) go to its settings; the rest are the model's.
             var probe = WorldSwitches()
-            let simulatorKnobs = SimulationSettings.switchKnobs.map(\.name)
+            let simulatorKnobs = SimulationSettings.switchTable.map(\.name)
             for k in switches.keys.sorted() {
                 do {
                     if SimulationSettings.isSwitch(k) {
-                        try simulation.setSwitch(name: k, value: switches[k]!)
+                        try simulation.set(name: k, value: switches[k]!)
                     } else {
                         try probe.set(name: k, value: switches[k]!, otherKnobs: simulatorKnobs)
                     }
