@@ -8,16 +8,17 @@ public enum MarkupText {
     public static func escape(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
-        for u in s.unicodeScalars {
-            switch u {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(u)
-            default: if u.value >= 0x20 && u.value != 0xFFFE && u.value != 0xFFFF { out.unicodeScalars.append(u) }
-            }
+        for u in s.unicodeScalars where isCharacter(u) {
+            if let entity = entities[u] { out += entity } else { out.unicodeScalars.append(u) }
         }
         return out
+    }
+
+    /// The markup characters and their entities.
+    static let entities: [Unicode.Scalar: String] = ["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;"]
+
+    /// Whether XML 1.0 can hold `u` (its `Char` production; Swift strings hold no surrogates).
+    static func isCharacter(_ u: Unicode.Scalar) -> Bool {
+        u.value >= 0x20 ? u.value != 0xFFFE && u.value != 0xFFFF : u == "\t" || u == "\n" || u == "\r"
     }
 }
