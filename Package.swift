@@ -43,7 +43,7 @@ let package = Package(
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
         .executableTarget(name: "sensorium", dependencies: [
-            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "CLua", "CLuaShim", "CEditLine",
+            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "JSONText", "CLua", "CLuaShim", "CEditLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),

@@ -85,7 +85,7 @@ end
 -- Time before the first known change is neither worn nor off (unknown). Every record is
 -- read (no cap).
 function M.wear(wrist, from, to)
-  if tostring(wrist):find("^SRSensorReader") then
+  if sensorkit.isReader(wrist) then
     if wrist.authorizationStatus ~= "authorized" then return nil end
     local watch = wrist:devices()[1]
     if not watch then return { worn = {}, off = { { from, to } }, hours = 0 } end

@@ -149,11 +149,6 @@ public struct LuaCall {
     /// Pushes a Swift closure as a Lua function.
     public func push(function: @escaping LuaFunction) { state.pushFunction(function) }
 
-    /// Makes room for `n` more values; throws a Lua error when the stack cannot grow.
-    public func ensureStack(_ n: Int32) throws {
-        guard lua_checkstack(L, n) != 0 else { throw LuaScriptError("stack overflow (cannot grow the Lua stack by \(n))") }
-    }
-
     /// Calls a Lua function from inside a Swift callback, protected: a Lua error
     /// comes back as a thrown `LuaError`, never as a longjmp through this frame.
     public func call(_ function: LuaReference, _ args: [LuaValue], results: Int32 = 1) throws -> [LuaValue] {

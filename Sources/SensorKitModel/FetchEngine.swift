@@ -17,12 +17,51 @@ public struct FetchRequest: Sendable, Hashable {
 }
 
 /// Which stream of a sensor a reader reads (contract §3.1 "Deletion-record streams").
-public enum FetchStream: String, Sendable, Hashable {
+public enum FetchStream: String, Sendable, Hashable, CaseIterable {
     /// The sensor's samples.
     case samples
     /// The companion tombstone stream of `SRDeletionRecord`s (fetch-only, shares the
     /// parent's recording and authorization state).
     case deletionRecords
+
+    /// What SensorKit appends to a sensor's name or identifier to name this stream: nothing
+    /// for the samples, `.tombstones` for the deletion records (contract §3.1). Written
+    /// only here; everything else asks `SensorStream`.
+    var nameSuffix: String {
+        switch self {
+        case .samples: ""
+        case .deletionRecords: ".tombstones"
+        }
+    }
+}
+
+/// One stream of one sensor, and its names: `"pedometerData"` for the samples,
+/// `"pedometerData.tombstones"` for the deletion records, as a protocol names a reader
+/// (`sensorkit.reader "pedometerData.tombstones"`) and SensorKit its identifiers.
+public struct SensorStream: Sendable, Hashable {
+    public var sensor: Sensor
+    public var stream: FetchStream
+
+    public init(_ sensor: Sensor, _ stream: FetchStream = .samples) {
+        self.sensor = sensor
+        self.stream = stream
+    }
+
+    /// A stream's name cut into the sensor's part and the stream it names: a name ending
+    /// in a stream's suffix names that stream, any other name the samples. The sensor part
+    /// is not looked up (`Sensor(name:)` does that).
+    public static func split(_ name: String) -> (sensorName: String, stream: FetchStream) {
+        for stream in FetchStream.allCases where !stream.nameSuffix.isEmpty && name.hasSuffix(stream.nameSuffix) {
+            return (String(name.dropLast(stream.nameSuffix.count)), stream)
+        }
+        return (name, .samples)
+    }
+
+    /// `"ambientLightSensor"`, or `"ambientLightSensor.tombstones"` for the deletion records.
+    public var name: String { sensor.rawValue + stream.nameSuffix }
+
+    /// SensorKit's raw string of the stream (`"com.apple.SensorKit.als.tombstones"`).
+    public var identifier: String { sensor.identifier + stream.nameSuffix }
 }
 
 /// Everything the fetch rules read, as of `clock.now`.

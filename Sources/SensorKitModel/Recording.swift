@@ -93,9 +93,6 @@ public struct RecordingLedger: Sendable, Hashable {
         (spans[sensor] ?? [:]).keys.filter { isRecording(sensor, by: $0, at: time) }.sorted()
     }
 
-    /// Every stakeholder that ever recorded `sensor`, sorted.
-    public func allStakeholders(_ sensor: Sensor) -> [Stakeholder] { (spans[sensor] ?? [:]).keys.sorted() }
-
     /// True when anyone records `sensor` at `time` (the sensor is ACTIVE, contract §6.3).
     public func isActive(_ sensor: Sensor, at time: Double) -> Bool { !stakeholders(sensor, at: time).isEmpty }
 

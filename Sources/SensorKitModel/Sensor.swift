@@ -58,7 +58,7 @@ public enum Sensor: String, CaseIterable, Sendable, Hashable, Comparable {
     }
 
     /// The companion deletion-record ("tombstone") stream's raw string (contract §3.1, §8.3).
-    public var deletionRecordIdentifier: String { identifier + ".tombstones" }
+    public var deletionRecordIdentifier: String { SensorStream(self, .deletionRecords).identifier }
 
     /// Looks a sensor up by its Swift name or by its SensorKit raw string.
     public init?(name: String) {

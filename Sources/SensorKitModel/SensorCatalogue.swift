@@ -163,6 +163,12 @@ public enum SensorCatalogue {
         return viaEntitlement.compactMap { e in all.first { $0.entitlement == e }?.sensor.rawValue }
     }
 
+    /// The hint for a misspelt sensor name: the closest sensor as `Suggestions.didYouMean`
+    /// (`" — did you mean 'heartRate'?"`), or `""`.
+    public static func sensorHint(for name: String) -> String {
+        Suggestions.didYouMean(Array(sensorSuggestions(for: name).prefix(1)))
+    }
+
     /// Resolves one `com.apple.developer.sensorkit.reader.allow` string (contract §2.1 simulator
     /// rule): the public string, the raw identifier or the Swift property name,
     /// case-insensitively. Unknown strings give nil (SensorKit ignores them).

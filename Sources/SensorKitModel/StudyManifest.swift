@@ -99,6 +99,13 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         self.errorCode = errorCode
     }
 
+    /// `description`, then the suggestion as `Suggestions.didYouMean` unless the message
+    /// already names it (`'x'`): how `check`, `run` and `study{}` print a diagnostic.
+    public var descriptionWithHint: String {
+        let hint = suggestion.map { description.contains("'\($0)'") ? "" : Suggestions.didYouMean([$0]) } ?? ""
+        return description + hint
+    }
+
     /// `"error[unknown-sensor] sensors.acelerometer: unknown sensor … — did you mean 'accelerometer'?"`
     public var description: String {
         "\(severity.rawValue)[\(code)]" + (key.map { " \($0)" } ?? "") + ": " + message

@@ -53,7 +53,14 @@ public enum Suggestions {
         return Array(scored.filter { $0.distance <= best + 1 }.prefix(limit).map(\.value))
     }
 
-    /// `" — did you mean 'x'?"` / `" — did you mean 'x' or 'y'?"`, or `""` without suggestions.
+    /// The one hint for a misspelt `name`: `didYouMean` of the closest candidate, or `""`.
+    public static func hint(for name: String, among candidates: [String]) -> String {
+        didYouMean(closest(to: name, among: candidates, limit: 1))
+    }
+
+    /// The one "did you mean" format, appended to a message that names what was not
+    /// found: `" — did you mean 'x'?"` / `" — did you mean 'x', 'y' or 'z'?"`, or `""`
+    /// without suggestions. Every message with a suggestion ends this way.
     public static func didYouMean(_ suggestions: [String]) -> String {
         switch suggestions.count {
         case 0: return ""

@@ -38,7 +38,8 @@ public struct SwitchError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Documentation of one knob (for `sensorium` help output and error messages).
+/// Documentation of one switch, made from its `SwitchEntry` (`SwitchSet.knobs`): for
+/// `sensorium switches`, docs/lua-api.md and error messages.
 public struct KnobDescription: Sendable, Hashable {
     public var name: String
     public var allowed: String
@@ -54,19 +55,24 @@ public struct KnobDescription: Sendable, Hashable {
         self.section = section
         self.summary = summary
     }
+
+    /// The switch as docs/lua-api.md lists it (`### scenario.switches`):
+    /// ``- `holdingMode` (`"clamp"`): a range overlapping …``.
+    public var markdownLine: String { "- `\(name)` (\(defaultValue)): \(summary)" }
 }
 
 /// Every behavioural switch of the SensorKit model (contract §14.2, plus contract §1, §2.3 and
 /// §5.6), with the defaults of docs/sensorkit-contract.md §14.2. Switches that only shape
 /// generated data (report windows, write batches) are the simulator's
-/// (`SimulationSettings.switchKnobs` in SensorBackends).
+/// (`SimulationSettings.switchTable` in SensorBackends). Each switch is one entry of
+/// `switchTable`; its default is the property's initial value below.
 ///
 /// Scenario files set knobs by name through `set(name:value:)`. Durations accept
 /// seconds or text with a unit (`"24h"`, `"7.5d"`, `"90m"`, `"30s"`); error codes
 /// accept numbers or names (`"dataInaccessible"`); per-sensor maps accept a number
 /// (all sensors), a table `{ faceMetrics = "7.5d" }`, or a dotted name
 /// (`"holdingPeriod.faceMetrics"`).
-public struct WorldSwitches: Sendable, Hashable {
+public struct WorldSwitches: SwitchSet, Hashable {
     /// contract §8.1: how a range that overlaps the holding period is treated.
     public enum HoldingMode: String, Sendable, Hashable, CaseIterable {
         /// `to' = min(to, now − hold)` — what shipping apps observe (default).
@@ -179,160 +185,97 @@ public struct WorldSwitches: Sendable, Hashable {
     /// Retention of `sensor` in seconds.
     public func retentionPeriod(_ sensor: Sensor) -> Double { retention[sensor] ?? 604_800 }
 
-    // MARK: Knobs by name
+    // MARK: The switches, by name
 
-    public static let knobs: [KnobDescription] = [
-        KnobDescription(name: "holdingMode", allowed: "\"clamp\" or \"strictDoc\"", defaultValue: "clamp", section: "contract §8.1",
-                        summary: "overlap with the holding period: clamp `to` to now − hold, or return nothing"),
-        KnobDescription(name: "holdingPeriod", allowed: "seconds, per sensor", defaultValue: "24h; faceMetrics 7.5d",
-                        section: "contract §8.1", summary: "how long new data is held before apps can read it"),
-        KnobDescription(name: "retention", allowed: "seconds, per sensor", defaultValue: "7d; faceMetrics 14d",
-                        section: "contract §8.2", summary: "how long data stays readable after the hold"),
-        KnobDescription(name: "tombstoneRetention", allowed: "seconds", defaultValue: "60d", section: "contract §8.2",
-                        summary: "how long deletion records are kept"),
-        KnobDescription(name: "agePurgeInterval", allowed: "seconds (0 = continuous, no ageLimit records)",
-                        defaultValue: "1h", section: "contract §8.2", summary: "period of the age-limit purge"),
-        KnobDescription(name: "purgeWhenNoInterestedClients", allowed: "true or false", defaultValue: "false",
-                        section: "contract §5.4", summary: "delete stored data when the last stakeholder stops"),
-        KnobDescription(name: "priorDataVisibility", allowed: "\"sevenDaysIfSensorActive\" or \"sinceOwnStartRecording\"",
-                        defaultValue: "sevenDaysIfSensorActive", section: "contract §6.2", summary: "which prior data a new app sees"),
-        KnobDescription(name: "nilDeviceMode", allowed: "\"docCurrentDevice\" or \"decompiledEmpty\"",
-                        defaultValue: "docCurrentDevice", section: "contract §7.5", summary: "fetch without a device"),
-        KnobDescription(name: "alreadyAnsweredError", allowed: "\"nested\" or \"flat\"", defaultValue: "nested",
-                        section: "contract §5.2", summary: "4 wrapping 8201, or 8201 at top level"),
-        KnobDescription(name: "epochMode", allowed: "\"deviceEpoch\", \"cfAligned\" or { mode = \"cfAligned\", offset = s }",
-                        defaultValue: "deviceEpoch", section: "contract §4.4", summary: "where SR time 0 lies"),
-        KnobDescription(name: "duplicateRate", allowed: "a number in 0…1", defaultValue: "0.01", section: "contract §7.4",
-                        summary: "fraction of results delivered twice"),
-        KnobDescription(name: "outOfOrderJitter", allowed: "seconds, per sensor", defaultValue: "0", section: "contract §7.4",
-                        summary: "element order jitter inside array results"),
-        KnobDescription(name: "lockedFetchError", allowed: "an error code or name", defaultValue: "2 dataInaccessible",
-                        section: "contract §7.2", summary: "error of a fetch while the device is locked"),
-        KnobDescription(name: "fetchDevicesDeniedError", allowed: "an error code or name", defaultValue: "8193",
-                        section: "contract §9.1", summary: "error of fetchDevices when not authorized"),
-        KnobDescription(name: "concurrentFetchPolicy", allowed: "\"fail\" or \"queue\"", defaultValue: "fail",
-                        section: "contract §7.6", summary: "a second fetch on a busy reader"),
-        KnobDescription(name: "watchSyncLag", allowed: "seconds", defaultValue: "1h", section: "contract §4.3",
-                        summary: "delay before watch records reach the phone"),
-        KnobDescription(name: "missingEntitlementMode", allowed: "\"error\" or \"terminate\"", defaultValue: "error",
-                        section: "contract §5.6", summary: "requestAuthorization with a sensor lacking its entitlement"),
-        KnobDescription(name: "strictPrivacyPolicy", allowed: "true or false", defaultValue: "false", section: "contract §2.3",
-                        summary: "a missing privacy policy URL is an 8197 error"),
-        KnobDescription(name: "platform", allowed: "\"iPhone\", \"iPad\", \"catalyst\" or \"visionOS\"", defaultValue: "iPhone",
-                        section: "contract §1", summary: "where the app runs"),
-        KnobDescription(name: "osVersion", allowed: "a version such as \"17.4\"", defaultValue: "26.1", section: "contract §14.1",
-                        summary: "OS version of the simulated phone"),
-        KnobDescription(name: "researchDataCollectionEnabled", allowed: "true or false", defaultValue: "true",
-                        section: "contract §5.1", summary: "system-wide Research Sensor & Usage Data switch"),
+    /// Every switch of the model, one entry each (`SwitchSet`): setting by name, the checks,
+    /// `knobs`, `sensorium switches` and the list in docs/lua-api.md come from here.
+    public static let switchTable: [SwitchEntry<WorldSwitches>] = [
+        .choice("holdingMode", \.holdingMode, section: "contract §8.1",
+                summary: "a range overlapping the holding period is cut at now − hold; `\"strictDoc\"` returns nothing."),
+        .secondsPerSensor("holdingPeriod", \.holdingPeriod, section: "contract §8.1", summary: "how long new data is held back."),
+        .secondsPerSensor("retention", \.retention, section: "contract §8.2", summary: "how long data stays readable after the hold."),
+        .seconds("tombstoneRetention", \.tombstoneRetention, section: "contract §8.2", summary: "how long deletion records are kept."),
+        .seconds("agePurgeInterval", \.agePurgeInterval, range: 60...WorldSwitches.longestDuration, orZero: true,
+                 allowed: "seconds (0 = continuous, no ageLimit records)", section: "contract §8.2",
+                 summary: "how often expired data is purged (each purge writes an `ageLimit` deletion record); 0 purges continuously without records; otherwise at least a minute."),
+        .flag("purgeWhenNoInterestedClients", \.purgeWhenNoInterestedClients, section: "contract §5.4",
+              summary: "delete stored data when the last recorder stops."),
+        .choice("priorDataVisibility", \.priorDataVisibility, section: "contract §6.2",
+                summary: "a newly recording app also sees data recorded for others; `\"sinceOwnStartRecording\"` only its own."),
+        .choice("nilDeviceMode", \.nilDeviceMode, section: "contract §7.5",
+                summary: "a request without a device reads the current phone; `\"decompiledEmpty\"` returns nothing."),
+        .choice("alreadyAnsweredError", \.alreadyAnsweredError, section: "contract §5.2",
+                summary: "asking again gives 4 wrapping 8201; `\"flat\"` gives 8201."),
+        .value("epochMode", \.epochMode, allowed: "\"deviceEpoch\", \"cfAligned\" or { mode = \"cfAligned\", offset = s }",
+               section: "contract §4.4",
+               summary: "SR time 0 is the phone's first boot; `\"cfAligned\"` or `{ mode = \"cfAligned\", offset = s }` aligns it with Core Foundation time.",
+               parse: WorldSwitches.epochMode(_:_:), text: WorldSwitches.epochModeText),
+        .value("duplicateRate", \.duplicateRate, allowed: "a number in 0…1", section: "contract §7.4",
+               summary: "fraction of fetch results delivered twice.",
+               parse: { value, fail in
+                   guard case .number(let d) = value, d >= 0, d <= 1 else { throw fail("cannot use \(value)") }
+                   return d
+               }, text: NumberText.plain),
+        .secondsPerSensor("outOfOrderJitter", \.outOfOrderJitter, range: 0...86_400, section: "contract §7.4",
+                          summary: "seconds of shuffling inside batched results, per sensor (up to a day)."),
+        .errorCode("lockedFetchError", \.lockedFetchError, section: "contract §7.2",
+                   summary: "the error of a fetch while the phone is locked."),
+        .errorCode("fetchDevicesDeniedError", \.fetchDevicesDeniedError, section: "contract §9.1",
+                   summary: "the error of fetching devices when not authorized."),
+        .choice("concurrentFetchPolicy", \.concurrentFetchPolicy, section: "contract §7.6",
+                summary: "a second `fetch` on a busy reader fails with 8194; `\"queue\"` waits."),
+        .seconds("watchSyncLag", \.watchSyncLag, range: 0...30 * 86_400, section: "contract §4.3",
+                 summary: "delay before watch data reaches the phone (up to 30 days)."),
+        .choice("missingEntitlementMode", \.missingEntitlementMode, section: "contract §5.6",
+                summary: "a missing entitlement gives error 0; `\"terminate\"` ends the app."),
+        .flag("strictPrivacyPolicy", \.strictPrivacyPolicy, section: "contract §2.3", summary: "a missing privacy policy is an 8197 error."),
+        .choice("platform", \.platform, section: "contract §1",
+                summary: "also `\"iPad\"` (no SensorKit), `\"catalyst\"` and `\"visionOS\"` (every call silently ignored)."),
+        .value("osVersion", \.osVersion, allowed: "a version such as \"17.4\"", section: "contract §14.1",
+               summary: "the simulated phone's OS version. A sensor newer than it (`sensorkit.info(name).since`) does not exist there: `sensorkit.reader` and `sensorkit.requestAuthorization` raise an error naming the version it needs, as SensorKit traps on a sensor the OS does not know. Fields newer than it are left out of the samples (under `\"16.0\"` on-wrist records have no `onWristDate`/`offWristDate` and device-usage reports no `version`, iOS 16.4 fields; `sensorkit.info(name).fields[i].since` says which).",
+               parse: { value, fail in
+                   let text: String
+                   switch value {
+                   case .string(let s): text = s
+                   case .number(let d): text = String(d)
+                   default: throw fail("cannot use \(value)")
+                   }
+                   guard let v = OSVersion(text) else { throw fail("cannot use \(value)") }
+                   return v
+               }, text: { "`\"\($0)\"`" }),
+        .flag("researchDataCollectionEnabled", \.researchDataCollectionEnabled, section: "contract §5.1",
+              summary: "the system-wide Research Sensor & Usage Data switch; off, every status reads denied."),
     ]
 
-    /// Sets the knob `name` (optionally `"knob.sensorName"` for per-sensor knobs) from a loose value.
-    /// Throws a `SwitchError` naming the knob and the values it accepts; for an unknown name,
-    /// its suggestions come from these knobs and `otherKnobs` (the simulator's own switches).
-    public mutating func set(name: String, value: SwitchValue, otherKnobs: [String] = []) throws {
-        var knob = name, sensorPart: String?
-        if let dot = name.firstIndex(of: ".") {
-            knob = String(name[..<dot])
-            sensorPart = String(name[name.index(after: dot)...])
-        }
-        guard let doc = WorldSwitches.knobs.first(where: { $0.name == knob }) else {
-            throw SwitchError(knob: name, message: "no such switch", allowed: "",
-                              suggestions: Suggestions.closest(to: knob, among: WorldSwitches.knobs.map(\.name) + otherKnobs))
-        }
-        func fail(_ message: String) -> SwitchError { SwitchError(knob: name, message: message, allowed: doc.allowed) }
-        func perSensor(_ map: inout [Sensor: Double], _ range: ClosedRange<Double> = 0...WorldSwitches.longestDuration) throws {
-            try WorldSwitches.setPerSensorSeconds(&map, name: name, value: value, allowed: doc.allowed, range: range)
-        }
-        if sensorPart != nil && !["holdingPeriod", "retention", "outOfOrderJitter"].contains(knob) {
-            throw fail("is not a per-sensor switch")
-        }
-        func choice<E: RawRepresentable & CaseIterable>(_: E.Type) throws -> E where E.RawValue == String {
-            guard case .string(let s) = value else { throw fail("cannot use \(value)") }
-            if let e = E(rawValue: s) ?? E.allCases.first(where: { $0.rawValue.lowercased() == s.lowercased() }) { return e }
-            throw SwitchError(knob: name, message: "unknown value \"\(s)\"", allowed: doc.allowed,
-                              suggestions: Suggestions.closest(to: s, among: E.allCases.map(\.rawValue)))
-        }
-        func seconds(_ range: ClosedRange<Double> = 0...WorldSwitches.longestDuration) throws -> Double {
-            guard let d = WorldSwitches.seconds(value), range.contains(d) else {
-                throw fail("cannot use \(value) (from \(WorldSwitches.durationText(range.lowerBound)) to \(WorldSwitches.durationText(range.upperBound)))")
-            }
-            return d
-        }
-        func bool() throws -> Bool {
-            switch value {
-            case .bool(let b): return b
-            case .string(let s) where ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
+    /// `epochMode` from a scenario value: `"deviceEpoch"`, `"cfAligned"`, or a table
+    /// `{ mode = "cfAligned", offset = s }` (offset at most 100 years either way).
+    static func epochMode(_ value: SwitchValue, _ fail: (String) -> SwitchError) throws -> EpochMode {
+        switch value {
+        case .string(let s) where s.lowercased() == "deviceepoch": return .deviceEpoch
+        case .string(let s) where s.lowercased() == "cfaligned": return .cfAligned(offset: 0)
+        case .table(let t):
+            let offset = try t["offset"].map { v -> Double in
+                guard let d = WorldSwitches.seconds(v), abs(d) <= 100 * 366 * 86_400 else { throw fail("offset cannot be \(v) (at most 100 years either way)") }
+                return d
+            } ?? 0
+            let mode: String?
+            switch t["mode"] {
+            case .string(let s)?: mode = s.lowercased()
+            case nil: mode = nil
             default: throw fail("cannot use \(value)")
             }
+            if mode == "deviceepoch" && t["offset"] == nil { return .deviceEpoch }
+            if mode == "cfaligned" || mode == nil { return .cfAligned(offset: offset) }
+            throw fail("cannot use \(value)")
+        default: throw fail("cannot use \(value)")
         }
-        func code() throws -> SRErrorCode {
-            switch value {
-            case .number(let d) where d == d.rounded() && abs(d) < 1e9: return SRErrorCode(Int(d))
-            case .string(let s):
-                if let c = SRErrorCode(name: s) { return c }
-                throw SwitchError(knob: name, message: "unknown error code \"\(s)\"", allowed: doc.allowed,
-                                  suggestions: Suggestions.closest(to: s, among: SRErrorCode.known.compactMap(\.name)))
-            default: throw fail("cannot use \(value)")
-            }
-        }
-        switch knob {
-        case "holdingMode": holdingMode = try choice(HoldingMode.self)
-        case "holdingPeriod": try perSensor(&holdingPeriod)
-        case "retention": try perSensor(&retention)
-        case "tombstoneRetention": tombstoneRetention = try seconds()
-        case "agePurgeInterval":
-            // 0 purges continuously; a positive interval of at least a minute bounds the purge records.
-            if WorldSwitches.seconds(value) == 0 { agePurgeInterval = 0 } else { agePurgeInterval = try seconds(60...WorldSwitches.longestDuration) }
-        case "purgeWhenNoInterestedClients": purgeWhenNoInterestedClients = try bool()
-        case "priorDataVisibility": priorDataVisibility = try choice(PriorDataVisibility.self)
-        case "nilDeviceMode": nilDeviceMode = try choice(NilDeviceMode.self)
-        case "alreadyAnsweredError": alreadyAnsweredError = try choice(AlreadyAnsweredError.self)
-        case "epochMode":
-            switch value {
-            case .string(let s) where s.lowercased() == "deviceepoch": epochMode = .deviceEpoch
-            case .string(let s) where s.lowercased() == "cfaligned": epochMode = .cfAligned(offset: 0)
-            case .table(let t):
-                let offset = try t["offset"].map { v -> Double in
-                    guard let d = WorldSwitches.seconds(v), abs(d) <= 100 * 366 * 86_400 else { throw fail("offset cannot be \(v) (at most 100 years either way)") }
-                    return d
-                } ?? 0
-                let mode: String?
-                switch t["mode"] {
-                case .string(let s)?: mode = s.lowercased()
-                case nil: mode = nil
-                default: throw fail("cannot use \(value)")
-                }
-                if mode == "deviceepoch" && t["offset"] == nil {
-                    epochMode = .deviceEpoch
-                } else if mode == "cfaligned" || mode == nil {
-                    epochMode = .cfAligned(offset: offset)
-                } else {
-                    throw fail("cannot use \(value)")
-                }
-            default: throw fail("cannot use \(value)")
-            }
-        case "duplicateRate":
-            guard case .number(let d) = value, d >= 0, d <= 1 else { throw fail("cannot use \(value)") }
-            duplicateRate = d
-        case "outOfOrderJitter": try perSensor(&outOfOrderJitter, 0...86_400)
-        case "lockedFetchError": lockedFetchError = try code()
-        case "fetchDevicesDeniedError": fetchDevicesDeniedError = try code()
-        case "concurrentFetchPolicy": concurrentFetchPolicy = try choice(ConcurrentFetchPolicy.self)
-        case "watchSyncLag": watchSyncLag = try seconds(0...30 * 86_400)
-        case "missingEntitlementMode": missingEntitlementMode = try choice(MissingEntitlementMode.self)
-        case "strictPrivacyPolicy": strictPrivacyPolicy = try bool()
-        case "platform": platform = try choice(Platform.self)
-        case "osVersion":
-            let text: String
-            switch value {
-            case .string(let s): text = s
-            case .number(let d): text = String(d)
-            default: throw fail("cannot use \(value)")
-            }
-            guard let v = OSVersion(text) else { throw fail("cannot use \(value)") }
-            osVersion = v
-        case "researchDataCollectionEnabled": researchDataCollectionEnabled = try bool()
-        default: throw fail("no such switch")
+    }
+
+    /// `epochMode` as the documentation writes it.
+    static func epochModeText(_ mode: EpochMode) -> String {
+        switch mode {
+        case .deviceEpoch: "`\"deviceEpoch\"`"
+        case .cfAligned(let offset): offset == 0 ? "`\"cfAligned\"`" : "`{ mode = \"cfAligned\", offset = \(NumberText.plain(offset)) }`"
         }
     }
 
@@ -376,17 +319,26 @@ public struct WorldSwitches: Sendable, Hashable {
     /// The longest duration a switch takes: ten years (holding, retention, tombstones).
     public static let longestDuration: Double = 3_660 * 86_400
 
-    /// Seconds as a switch value would say them: "60s", "1d", "3660d".
+    /// Seconds as a switch value would say them, in the largest unit that takes them with
+    /// at most one decimal: "0", "30s", "1m", "1h", "7.5d", "3660d".
     static func durationText(_ d: Double) -> String {
         if d == 0 { return "0" }
-        if d.truncatingRemainder(dividingBy: 86_400) == 0 { return "\(Int(d / 86_400))d" }
-        if d.truncatingRemainder(dividingBy: 60) == 0 && d < 3_600 { return "\(Int(d / 60))m" }
-        return d.rounded() == d && abs(d) < 1e15 ? "\(Int64(d))s" : "\(d)s"
+        for (unit, suffix) in [(86_400.0, "d"), (3_600, "h"), (60, "m")] where abs(d) >= unit {
+            let tenths = d / unit * 10
+            if tenths.rounded() == tenths { return NumberText.plain(d / unit) + suffix }
+        }
+        return NumberText.plain(d) + "s"
     }
 
-    /// Sets several knobs, in key order, stopping at the first error.
-    public mutating func set(_ values: [String: SwitchValue]) throws {
-        for key in values.keys.sorted() { try set(name: key, value: values[key]!) }
+    /// A per-sensor map as the documentation writes it: the value most sensors have (the
+    /// smaller on a tie), then each sensor with another value, in catalogue order
+    /// (`"1d; faceMetrics 7.5d"`).
+    static func perSensorText(_ map: [Sensor: Double]) -> String {
+        var counts: [Double: Int] = [:]
+        for s in Sensor.allCases { if let v = map[s] { counts[v, default: 0] += 1 } }
+        guard let common = counts.min(by: { ($1.value, $0.key) < ($0.value, $1.key) })?.key else { return "none" }
+        let others = Sensor.allCases.compactMap { s in map[s].flatMap { $0 == common ? nil : "\(s.rawValue) \(durationText($0))" } }
+        return ([durationText(common)] + others).joined(separator: "; ")
     }
 
     /// Parses seconds from a number or from a duration (`DurationText`): `"90"`, `"30s"`, `"15m"`, `"24h"`, `"7.5d"`, `"2w"`.

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import SensorKitModel
 
 /// Renders a `Chart` as a standalone SVG document.
@@ -66,7 +67,7 @@ public enum ChartSVG {
                            weight: String? = nil, rotate: Bool = false, fill: String = "#222") {
             let transform = rotate ? " transform=\"rotate(-90 \(c(x)) \(c(y)))\"" : ""
             let bold = weight.map { " font-weight=\"\($0)\"" } ?? ""
-            body += "<text x=\"\(c(x))\" y=\"\(c(y))\" font-size=\"\(c(size))\" text-anchor=\"\(anchor)\" fill=\"\(fill)\"\(bold)\(transform)>\(ChartSVG.escape(s))</text>\n"
+            body += "<text x=\"\(c(x))\" y=\"\(c(y))\" font-size=\"\(c(size))\" text-anchor=\"\(anchor)\" fill=\"\(fill)\"\(bold)\(transform)>\(MarkupText.escape(s))</text>\n"
         }
 
         mutating func line(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, width: Double = 1, dash: Bool = false) {
@@ -75,7 +76,7 @@ public enum ChartSVG {
 
         mutating func rect(_ x: Double, _ y: Double, _ w: Double, _ h: Double, fill: String, title: String? = nil) {
             let open = "<rect x=\"\(c(x))\" y=\"\(c(y))\" width=\"\(c(max(w, 0)))\" height=\"\(c(max(h, 0)))\" fill=\"\(fill)\""
-            if let title { body += open + "><title>\(ChartSVG.escape(title))</title></rect>\n" } else { body += open + "/>\n" }
+            if let title { body += open + "><title>\(MarkupText.escape(title))</title></rect>\n" } else { body += open + "/>\n" }
         }
 
         mutating func path(_ points: [(Double, Double)], stroke: String) {
@@ -91,27 +92,12 @@ public enum ChartSVG {
 
         func document(title: String) -> String {
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(c(ChartSVG.width))\" height=\"\(c(height))\" viewBox=\"0 0 \(c(ChartSVG.width)) \(c(height))\" \(ChartSVG.font) role=\"img\">\n"
-                + "<title>\(ChartSVG.escape(title))</title>\n"
+                + "<title>\(MarkupText.escape(title))</title>\n"
                 + "<rect x=\"0\" y=\"0\" width=\"\(c(ChartSVG.width))\" height=\"\(c(height))\" fill=\"#ffffff\"/>\n"
                 + body + "</svg>\n"
         }
 
         private func c(_ v: Double) -> String { ChartNumber.coord(v) }
-    }
-
-    /// `&`, `<`, `>` and `"` as XML entities.
-    public static func escape(_ s: String) -> String {
-        var out = ""
-        for ch in s {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(ch)
-            }
-        }
-        return out
     }
 
     static func color(_ i: Int) -> String { palette[i % palette.count] }

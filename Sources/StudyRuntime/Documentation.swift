@@ -1,4 +1,5 @@
 import Foundation
+import SensorKitModel
 
 /// One entry of the Lua API reference (`docs/lua-api.md`): a `### name` heading,
 /// a description, and one runnable ```lua example.
@@ -204,7 +205,7 @@ public enum Documentation {
         for (i, e) in entries.enumerated() {
             let full = applyAlias(normalize(e.name))
             let m = lastComponent(full)
-            var score = min(editDistance(key, full), editDistance(member, m) + (key == member ? 0 : 1))
+            var score = min(Suggestions.editDistance(key, full), Suggestions.editDistance(member, m) + (key == member ? 0 : 1))
             if full.contains(key) || (member.count >= 3 && m.contains(member)) { score = min(score, 1) }
             let allowed = max(2, min(key.count, member.count) / 3)
             if score <= allowed { scored.append((score, i, e.name)) }
@@ -224,7 +225,7 @@ public enum Documentation {
         let close = suggestions(for: name, in: entries)
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         if close.isEmpty { return "No help for '\(trimmed)'. `:help` lists every entry.\n" }
-        return "No help for '\(trimmed)'. Did you mean: \(close.joined(separator: ", "))?\n"
+        return "No help for '\(trimmed)'\(Suggestions.didYouMean(close))\n"
     }
 
     /// Every entry name, grouped by module — what `:help` without a name prints.
@@ -281,22 +282,6 @@ public enum Documentation {
     static func qualifierPart(_ key: String) -> String {
         guard let dot = key.lastIndex(of: ".") else { return "" }
         return String(key[..<dot])
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
     }
 
     // MARK: Rendering

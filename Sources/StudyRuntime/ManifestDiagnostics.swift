@@ -13,10 +13,8 @@ public enum ManifestDiagnostics {
     /// One diagnostic, as a line: the script, the line it is about (when found), the
     /// diagnostic, and the suggestion when the message does not already name it.
     public static func text(_ d: Diagnostic, script: String, source: [String]) -> String {
-        let text = d.description
-        let hint = d.suggestion.flatMap { text.contains("'\($0)'") ? nil : " (did you mean '\($0)'?)" } ?? ""
         let line = line(of: d, in: source).map { ":\($0)" } ?? ""
-        return "\(script)\(line): \(text)\(hint)"
+        return "\(script)\(line): \(d.descriptionWithHint)"
     }
 
     /// The source line (1-based) a diagnostic is about, found in the text: a quoted value the

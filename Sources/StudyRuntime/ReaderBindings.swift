@@ -311,7 +311,7 @@ public final class Reader {
     }
 
     /// `"ambientLightSensor"`, or `"ambientLightSensor.tombstones"` for the deletion records.
-    var name: String { stream == .samples ? sensor.rawValue : sensor.rawValue + ".tombstones" }
+    var name: String { SensorStream(sensor, stream).name }
 }
 
 /// What the runtime remembers of a reader for the warnings about callbacks that reach no

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import SensorKitModel
 
 /// The HTML run report (`run --out DIR` writes it as DIR/index.html): one self-contained
@@ -58,7 +59,7 @@ public struct RunReportPage {
         self.facts = facts
     }
 
-    static func h(_ s: String) -> String { ChartSVG.escape(s) }
+    static func h(_ s: String) -> String { MarkupText.escape(s) }
 
     static let style = """
     body{font-family:"DejaVu Sans",Verdana,Arial,sans-serif;margin:24px auto;max-width:1100px;color:#222;padding:0 16px}

@@ -114,7 +114,7 @@ public final class SampleSet: @unchecked Sendable {
     /// The q-quantile (0…1) of a field, linear interpolation between order statistics (R type 7),
     /// by selection (`Quantiles`); NaN when no value is present.
     public func quantile(_ field: String, _ q: Double) throws -> Double {
-        try summarize([SummaryAggregate(name: field, kind: .quantile(q), field: field)], by: nil)[0].values[0]
+        try summarize([SummaryColumn(name: field, aggregate: .quantile(q), field: field)], by: nil)[0].values[0]
     }
 
     /// Σ value × weight / Σ weight (weights default to each sample's `duration`).
@@ -170,24 +170,22 @@ public final class SampleSet: @unchecked Sendable {
 
     // MARK: grouping
 
-    /// Groups rows by a key of their sample time (local time, DST-correct) and aggregates each group
-    /// (one `summarize` pass; `count` of each result: the values that went into it).
-    public func grouped(by grouping: Grouping, aggregate: GroupAggregate) throws -> [GroupResult] {
-        let field = aggregate.field
-        let aggregates: [SummaryAggregate] = switch aggregate {
-        case .count: [SummaryAggregate(name: "count", kind: .count, field: nil)]
-        case .sum(let f): [SummaryAggregate(name: f, kind: .sum, field: f)]
-        case .mean(let f): [SummaryAggregate(name: f, kind: .mean, field: f)]
-        case .min(let f): [SummaryAggregate(name: f, kind: .min, field: f)]
-        case .max(let f): [SummaryAggregate(name: f, kind: .max, field: f)]
-        case .stddev(let f): [SummaryAggregate(name: f, kind: .stddev, field: f)]
-        case .quantile(let f, let q): [SummaryAggregate(name: f, kind: .quantile(q), field: f)]
-        case .quantiles(let f, let qs): qs.map { SummaryAggregate(name: "\(f) \($0)", kind: .quantile($0), field: field) }
+    /// Groups rows by a key of their sample time (local time, DST-correct) and aggregates each
+    /// group over `field` (nil only for `count` of rows), in one `summarize` pass; `count` of
+    /// each result: the values that went into it.
+    public func grouped(by grouping: Grouping, _ aggregate: Aggregate, of field: String?) throws -> [GroupResult] {
+        try summarize([SummaryColumn(name: "value", aggregate: aggregate, field: field)], by: grouping).map { row in
+            GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows, value: row.values.first ?? .nan)
         }
-        return try summarize(aggregates, by: grouping).map { row in
-            let isMany: Bool = if case .quantiles = aggregate { true } else { false }
-            return GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows,
-                               value: row.values.first ?? .nan, values: isMany ? row.values : [])
+    }
+
+    /// Several quantiles of `field` per group, from one pass and one selection per group:
+    /// `values` of each result, in the order of `qs`; `value` is the first.
+    public func grouped(by grouping: Grouping, quantiles qs: [Double], of field: String) throws -> [GroupResult] {
+        let columns = qs.indices.map { SummaryColumn(name: "q\($0)", aggregate: .quantile(qs[$0]), field: field) }
+        return try summarize(columns, by: grouping).map { row in
+            GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows,
+                        value: row.values.first ?? .nan, values: row.values)
         }
     }
 }
@@ -215,32 +213,12 @@ public enum Grouping: Sendable, Equatable {
     }
 }
 
-/// What is computed per group.
-public enum GroupAggregate: Sendable, Equatable {
-    case count
-    case sum(String)
-    case mean(String)
-    case min(String)
-    case max(String)
-    case stddev(String)
-    case quantile(String, Double)
-    /// Several quantiles from one pass and one selection per group (`values` of each result).
-    case quantiles(String, [Double])
-
-    var field: String? {
-        switch self {
-        case .count: nil
-        case .sum(let f), .mean(let f), .min(let f), .max(let f), .stddev(let f), .quantile(let f, _), .quantiles(let f, _): f
-        }
-    }
-}
-
 public struct GroupResult: Sendable, Equatable {
     public var label: String
     public var start: Double
     public var count: Int
     public var value: Double
-    /// For `.quantiles`: one value per requested quantile.
+    /// For `grouped(by:quantiles:of:)`: one value per requested quantile.
     public var values: [Double] = []
 }
 

@@ -9,41 +9,31 @@ extension Bindings {
             let n = (try? set.count()) ?? 0
             return "SampleSet(\(set.sensor.rawValue), \(n) samples\(set.filters.isEmpty ? "" : ", filtered"))"
         }
-        c.method("count") { s, call in call.push(try s.count()); return 1 }
-        for (name, pick) in Bindings.statPickers {
-            c.method(name) { s, call in
-                call.push(pick(try s.stats(try call.string(2))))
+        for name in Aggregate.Name.allCases {
+            c.method(name.rawValue) { s, call in
+                switch name {
+                case .count: call.push(try s.count())
+                case .quantile: call.push(try s.quantile(try call.string(2), try Bindings.quantile(call, 3)))
+                case .weightedMean: call.push(try s.weightedMean(try call.string(2), weight: try call.optionalString(3) ?? "duration"))
+                case .sum, .mean, .min, .max, .stddev: call.push(Aggregate(plain: name)!.value(of: try s.stats(try call.string(2)))!)
+                }
                 return 1
             }
         }
-        c.method("quantile") { s, call in
-            let q = try call.double(3)
-            guard (0...1).contains(q) else { throw LuaArgumentError(index: 3, message: "quantile must be between 0 and 1") }
-            call.push(try s.quantile(try call.string(2), q))
-            return 1
-        }
-        c.method("weightedMean") { s, call in
-            call.push(try s.weightedMean(try call.string(2), weight: try call.optionalString(3) ?? "duration"))
-            return 1
-        }
         c.method("where") { [unowned self] s, call in
-            let field = try call.string(2)
-            let opText = try call.string(3)
-            guard let op = RowFilter.Op(rawValue: opText == "!=" ? "~=" : opText) else {
-                throw LuaArgumentError(index: 3, message: "operator must be one of < <= > >= == ~=")
-            }
-            let operand: RowFilter.Operand
-            switch call.typeName(4) {
-            case "string": operand = .text(try call.string(4))
-            case "boolean":
-                // A boolean field (onWrist) holds 1 for true and 0 for false; only equality makes sense.
-                guard op == .eq || op == .ne else {
-                    throw LuaArgumentError(index: 4, message: "a boolean compares only with == or ~=, not \(opText)")
+            // Tables and functions are refused by type; reading them whole would only cost time.
+            func argument(_ i: Int32) -> LuaValue {
+                switch call.typeName(i) {
+                case "nil", "no value", "boolean", "number", "string": call.value(i)
+                case let other: .opaque(other)
                 }
-                operand = .number(call.boolean(4) ? 1 : 0)
-            default: operand = .number(try call.double(4))
             }
-            call.push(s.filtered(RowFilter(field: field, op: op, operand: operand)), as: self.sampleSetClass)
+            let filter: RowFilter
+            switch Bindings.rowFilter(field: argument(2), op: argument(3), value: argument(4)) {
+            case .success(let f): filter = f
+            case .failure(let e): throw LuaArgumentError(index: 1 + Int32(e.element), message: e.message)
+            }
+            call.push(s.filtered(filter), as: self.sampleSetClass)
             return 1
         }
         for (name, grouping) in Bindings.namedGroupings {
@@ -98,14 +88,18 @@ extension Bindings {
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }
-        for (name, make) in Bindings.groupAggregates {
-            groupsClass.method(name) { g, call in
-                guard let aggregate = make(try call.optionalString(2)) else { throw call.argumentError(2, expected: "field name") }
-                let integral: Bool = switch aggregate {
-                case .count, .sum: true
-                default: false
+        // Grouped sets have every aggregate but weightedMean (summarize has it).
+        for name in Aggregate.Name.allCases where name != .weightedMean {
+            groupsClass.method(name.rawValue) { g, call in
+                let aggregate: Aggregate, field: String?
+                switch name {
+                case .count: (aggregate, field) = (.count, nil)
+                case .quantile: (aggregate, field) = (.quantile(try Bindings.quantile(call, 3)), try call.string(2))
+                default:
+                    guard let f = try call.optionalString(2) else { throw call.argumentError(2, expected: "field name") }
+                    (aggregate, field) = (Aggregate(plain: name)!, f)
                 }
-                call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate: aggregate), integral: integral))
+                call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate, of: field), integral: aggregate.isIntegral))
                 return 1
             }
         }
@@ -115,45 +109,73 @@ extension Bindings {
             guard !qs.isEmpty, qs.allSatisfy({ (0...1).contains($0) }) else {
                 throw LuaArgumentError(index: 3, message: "expected a list of quantiles between 0 and 1, e.g. {0.05, 0.5, 0.95}")
             }
-            let groups = try g.set.grouped(by: g.grouping, aggregate: .quantiles(field, qs))
+            let groups = try g.set.grouped(by: g.grouping, quantiles: qs, of: field)
             call.push(.array(groups.map { r in
                 .dictionary(["key": .string(r.label), "start": .number(r.start), "count": .integer(Int64(r.count)),
                              "values": .array(r.values.map { .number($0) })])
             }))
             return 1
         }
-        groupsClass.method("quantile") { g, call in
-            let q = try call.double(3)
-            guard (0...1).contains(q) else { throw LuaArgumentError(index: 3, message: "quantile must be between 0 and 1") }
-            call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate: .quantile(try call.string(2), q))))
-            return 1
+    }
+
+    /// The one reading of a row filter `field op value`, for `set:where(field, op, value)` and
+    /// `summarize`'s `where = { field, op, value }` alike: the field a string; the operator
+    /// one of `< <= > >= == ~=` (`!=` reads as `~=`); the value a number, a string (text
+    /// fields, `==` and `~=`) or a boolean (boolean fields such as `onWrist` hold 1 for true
+    /// and 0 for false: `==` and `~=` only). A failure names the element (1 field, 2
+    /// operator, 3 value) and what was expected.
+    static func rowFilter(field: LuaValue?, op: LuaValue?, value: LuaValue?) -> Result<RowFilter, RowFilterSyntaxError> {
+        func fail(_ element: Int, _ message: String) -> Result<RowFilter, RowFilterSyntaxError> {
+            .failure(RowFilterSyntaxError(element: element, message: message))
         }
+        guard let name = field?.stringValue else { return fail(1, "expected a field name (string), got \(field?.typeName ?? "nil")") }
+        guard let opText = op?.stringValue, let op = RowFilter.Op(rawValue: opText == "!=" ? "~=" : opText) else {
+            return fail(2, "operator must be one of < <= > >= == ~=")
+        }
+        let operand: RowFilter.Operand
+        switch value {
+        case .string, .bytes: operand = .text(value!.stringValue!)
+        case .integer, .number: operand = .number(value!.doubleValue!)
+        case .boolean(let b):
+            guard op == .eq || op == .ne else { return fail(3, "a boolean compares only with == or ~=, not \(opText)") }
+            operand = .number(b ? 1 : 0)
+        default: return fail(3, "expected a number, a string or a boolean to compare with, got \(value?.typeName ?? "nil")")
+        }
+        return .success(RowFilter(field: name, op: op, operand: operand))
     }
 
     /// `SampleSet` methods that group without arguments (`byWindow` takes a length and an origin).
     /// A grouping over a sample whose time the calendar cannot place raises `GroupingError`.
     static let namedGroupings: [(String, Grouping)] = [("byHour", .localHour), ("byDay", .localDay), ("byHourOfDay", .hourOfDay)]
 
-    /// `GroupedSampleSet` aggregates that take a field name (optional for `count`), besides
-    /// `quantile`, `quantiles` and `summarize`. Values are IEEE arithmetic over the present
-    /// values (NaN is no value): a sum may be `inf`, a stddev over infinities `nan`.
-    static let groupAggregates: [(String, @Sendable (String?) -> GroupAggregate?)] = [
-        ("count", { _ in .count }), ("sum", { $0.map { .sum($0) } }), ("mean", { $0.map { .mean($0) } }),
-        ("min", { $0.map { .min($0) } }), ("max", { $0.map { .max($0) } }), ("stddev", { $0.map { .stddev($0) } }),
-    ]
-
-    /// `SampleSet` aggregates of one field (besides `count`, `quantile`, `weightedMean`, `summarize`).
-    static let statPickers: [(String, @Sendable (RunningStats) -> Double)] = [
-        ("sum", { $0.sum }), ("mean", { $0.mean }), ("min", { $0.min }), ("max", { $0.max }), ("stddev", { $0.standardDeviation }),
-    ]
+    /// The quantile argument at `index`: a number in 0…1. Aggregate values are IEEE
+    /// arithmetic over the present values (NaN is no value): a sum may be `inf`, a stddev
+    /// over infinities `nan`.
+    static func quantile(_ call: LuaCall, _ index: Int32) throws -> Double {
+        let q = try call.double(index)
+        guard (0...1).contains(q) else { throw LuaArgumentError(index: index, message: "quantile must be between 0 and 1") }
+        return q
+    }
 
     /// Groups as a Lua list of `{ key, start, count, value }`; counts and whole-number sums are integers.
     static func groupsValue(_ groups: [GroupResult], integral: Bool = false) -> LuaValue {
         .array(groups.map { g in
-            let value: LuaValue = integral && g.value.rounded() == g.value && abs(g.value) < 9e15 ? .integer(Int64(g.value)) : .number(g.value)
-            return .dictionary(["key": .string(g.label), "start": .number(g.start), "count": .integer(Int64(g.count)), "value": value])
+            .dictionary(["key": .string(g.label), "start": .number(g.start), "count": .integer(Int64(g.count)),
+                         "value": aggregateValue(g.value, integral: integral)])
         })
     }
+
+    /// An aggregate's value for Lua: an integer when `integral` (`Aggregate.isIntegral`) and
+    /// the value is a whole number below 9e15, else a float.
+    static func aggregateValue(_ v: Double, integral: Bool) -> LuaValue {
+        integral && v.rounded() == v && abs(v) < 9e15 ? .integer(Int64(v)) : .number(v)
+    }
+}
+
+/// A row filter written wrongly: which element of `field, op, value` (1…3) and why.
+struct RowFilterSyntaxError: Error {
+    var element: Int
+    var message: String
 }
 
 /// A SampleSet with a grouping chosen, waiting for its aggregate.

@@ -10,20 +10,13 @@ extension Bindings {
 
     func sensor(named name: String) throws -> Sensor {
         if let s = Sensor(name: name) { return s }
-        let hint = SensorCatalogue.sensorSuggestions(for: name).first.map { "; did you mean '\($0)'?" } ?? ""
-        throw LuaScriptError("unknown sensor '\(name)'\(hint) (`sensorium sensors` lists them)")
+        throw LuaScriptError("unknown sensor '\(name)'\(SensorCatalogue.sensorHint(for: name)) (`sensorium sensors` lists them)")
     }
 
     func sensorkitFunctions() -> [(String, LuaFunction)] {
         [
             ("reader", { [unowned self] call in
-                let name = try call.string(1)
-                var stream = FetchStream.samples
-                var sensorName = name
-                if name.hasSuffix(".tombstones") {
-                    stream = .deletionRecords
-                    sensorName = String(name.dropLast(".tombstones".count))
-                }
+                let (sensorName, stream) = SensorStream.split(try call.string(1))
                 let s = try self.sensor(named: sensorName)
                 try self.requireSensorKit("sensorkit.reader")
                 try self.requireOS(s, "sensorkit.reader")
@@ -36,8 +29,7 @@ extension Bindings {
                 var sensors = Set<Sensor>()
                 for (i, item) in (list.arrayValue ?? list.entries.map(\.value)).enumerated() {
                     guard let name = item.stringValue, let s = Sensor(name: name) else {
-                        let hint = item.stringValue.flatMap { (name: String) in SensorCatalogue.sensorSuggestions(for: name).first }
-                            .map { (s: String) in "; did you mean '\(s)'?" } ?? ""
+                        let hint = item.stringValue.map(SensorCatalogue.sensorHint(for:)) ?? ""
                         throw LuaScriptError("requestAuthorization: item \(i + 1) is not a known sensor (\(item.stringValue ?? item.typeName))\(hint)")
                     }
                     sensors.insert(s)
@@ -80,6 +72,10 @@ extension Bindings {
             }),
             ("participant", { [unowned self] call in
                 call.push(self.run.setup.id)
+                return 1
+            }),
+            ("isReader", { [unowned self] call in
+                call.push(call.object(1, self.readerClass) != nil)
                 return 1
             }),
         ]
@@ -139,8 +135,7 @@ extension Bindings {
     /// weakly (see `Reader`); its sensor's status changes reach it from now on.
     @discardableResult
     func makeReader(_ call: LuaCall, sensor: Sensor, stream: FetchStream, byRuntime: Bool = false) throws -> Reader {
-        let name = stream == .samples ? sensor.rawValue : sensor.rawValue + ".tombstones"
-        let record = ReaderRecord(sensor: sensor, title: "SRSensorReader(\(name))", madeAt: byRuntime ? nil : call.scriptPosition() ?? "?")
+        let record = ReaderRecord(sensor: sensor, title: "SRSensorReader(\(SensorStream(sensor, stream).name))", madeAt: byRuntime ? nil : call.scriptPosition() ?? "?")
         let reader = Reader(sensor: sensor, stream: stream, id: nextReaderID, record: record)
         nextReaderID += 1
         call.push(reader, as: readerClass)

@@ -40,9 +40,7 @@ extension Bindings {
             // A LuaError is raised as it is, without Lua's position of the call in front.
             throw LuaError(kind: .runtime, message: lines.joined(separator: "\n"))
         }
-        throw LuaScriptError(refused.map { d in
-            d.description + (d.suggestion.flatMap { d.description.contains("'\($0)'") ? nil : " (did you mean '\($0)'?)" } ?? "")
-        }.joined(separator: "\n"))
+        throw LuaScriptError(refused.map(\.descriptionWithHint).joined(separator: "\n"))
     }
 
     /// `sensors[key]` for a key study{} did not declare (the runtime prelude's `sensors`

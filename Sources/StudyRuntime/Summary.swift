@@ -1,30 +1,88 @@
 import Foundation
 import SensorKitModel
 
-/// One aggregate of `SampleSet.summarize`: what is computed, over which field, on which rows.
-public struct SummaryAggregate: Sendable, Equatable {
-    public enum Kind: Sendable, Equatable {
-        /// Rows (no field), or values of the field that are present.
-        case count
-        case sum, mean, min, max
-        /// Sample standard deviation (n − 1).
-        case stddev
-        /// R type 7 quantile, q in 0…1.
-        case quantile(Double)
-        /// Σ field × weight / Σ weight over rows where both are present.
-        case weightedMean(weight: String)
+/// What is computed over a field's present values (NaN is no value), or over rows for
+/// `count` without a field. The one aggregate type: `SampleSet`'s methods, a grouped set's
+/// methods and `summarize`'s `{ how, field, … }` all name theirs from `Name`.
+public enum Aggregate: Sendable, Equatable {
+    /// Rows (no field), or values of the field that are present.
+    case count
+    case sum, mean, min, max
+    /// Sample standard deviation (n − 1).
+    case stddev
+    /// R type 7 quantile, q in 0…1.
+    case quantile(Double)
+    /// Σ field × weight / Σ weight over rows where both are present.
+    case weightedMean(weight: String)
+
+    /// Every aggregate's name, written once: the Lua methods and `summarize`'s first
+    /// element are these, in this order.
+    public enum Name: String, Sendable, CaseIterable {
+        case count, sum, mean, min, max, stddev, quantile, weightedMean
+
+        /// The names of aggregates that take no parameter besides the field
+        /// (`count` … `stddev`): those `Aggregate(plain:)` answers.
+        public static var plain: [Name] { allCases.filter { Aggregate(plain: $0) != nil } }
+        /// `"count, sum, mean, min, max, stddev, quantile, weightedMean"`: for messages.
+        public static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
     }
 
+    /// The aggregate `name` means alone; nil for `quantile` and `weightedMean`, which take a parameter.
+    public init?(plain name: Name) {
+        switch name {
+        case .count: self = .count
+        case .sum: self = .sum
+        case .mean: self = .mean
+        case .min: self = .min
+        case .max: self = .max
+        case .stddev: self = .stddev
+        case .quantile, .weightedMean: return nil
+        }
+    }
+
+    public var name: Name {
+        switch self {
+        case .count: .count
+        case .sum: .sum
+        case .mean: .mean
+        case .min: .min
+        case .max: .max
+        case .stddev: .stddev
+        case .quantile: .quantile
+        case .weightedMean: .weightedMean
+        }
+    }
+
+    /// Whether a whole-number result is given to Lua as an integer (counts and sums).
+    public var isIntegral: Bool { self == .count || self == .sum }
+
+    /// The aggregate's value from a field's running statistics: `count` (of values) to
+    /// `stddev`; nil for `quantile` and `weightedMean`, which need more than the stats.
+    public func value(of stats: RunningStats) -> Double? {
+        switch self {
+        case .count: Double(stats.count)
+        case .sum: stats.sum
+        case .mean: stats.mean
+        case .min: stats.min
+        case .max: stats.max
+        case .stddev: stats.standardDeviation
+        case .quantile, .weightedMean: nil
+        }
+    }
+}
+
+/// One named column of `SampleSet.summarize`: an aggregate, over which field, on which rows.
+public struct SummaryColumn: Sendable, Equatable {
     public var name: String
-    public var kind: Kind
+    public var aggregate: Aggregate
     /// The numeric field; nil only for `count` of rows.
     public var field: String?
-    /// Only rows where every filter holds go into this aggregate.
+    /// Only rows where every filter holds go into this column.
     public var filters: [RowFilter]
 
-    public init(name: String, kind: Kind, field: String?, filters: [RowFilter] = []) {
+    public init(name: String, aggregate: Aggregate, field: String?, filters: [RowFilter] = []) {
         self.name = name
-        self.kind = kind
+        self.aggregate = aggregate
         self.field = field
         self.filters = filters
     }
@@ -59,7 +117,7 @@ extension SampleSet {
     /// so that their pools stay within `lateBudget` values.
     ///
     /// Throws `FieldError` for an unknown or non-numeric field.
-    public func summarize(_ aggregates: [SummaryAggregate], by grouping: Grouping?,
+    public func summarize(_ aggregates: [SummaryColumn], by grouping: Grouping?,
                           lateBudget: Int = 8 << 20) throws -> [SummaryRow] {
         var pass = SummaryPass(layout: SummaryLayout(aggregates), grouping: grouping, timeZone: timeZone)
         try forEachChunk { batch, sel in try pass.add(batch, sel) }
@@ -76,7 +134,7 @@ extension SampleSet {
 /// What one summary reads per chunk: distinct fields, distinct filter lists, and the
 /// quantile pools (one per field and filter list).
 struct SummaryLayout {
-    let aggregates: [SummaryAggregate]
+    let aggregates: [SummaryColumn]
     private(set) var fields: [String] = []
     private(set) var filterLists: [[RowFilter]] = []
     private(set) var aggField: [Int?] = []
@@ -86,15 +144,15 @@ struct SummaryLayout {
     private(set) var pools: [(field: Int, mask: Int?, members: [(agg: Int, q: Double)])] = []
     private(set) var aggPool: [Int?] = []
 
-    init(_ aggregates: [SummaryAggregate]) {
+    init(_ aggregates: [SummaryColumn]) {
         self.aggregates = aggregates
         for a in aggregates {
             let f = a.field.map { fieldIndex($0) }
             let m = a.filters.isEmpty ? nil : maskIndex(a.filters)
             aggField.append(f)
             aggMask.append(m)
-            if case .weightedMean(let w) = a.kind { aggWeight.append(fieldIndex(w)) } else { aggWeight.append(nil) }
-            if case .quantile(let q) = a.kind, let f {
+            if case .weightedMean(let w) = a.aggregate { aggWeight.append(fieldIndex(w)) } else { aggWeight.append(nil) }
+            if case .quantile(let q) = a.aggregate, let f {
                 if let p = pools.firstIndex(where: { $0.field == f && $0.mask == m }) {
                     pools[p].members.append((aggWeight.count - 1, q))
                     aggPool.append(p)
@@ -270,7 +328,7 @@ struct SummaryPass {
         for g in 0..<nAgg {
             let agg = layout.aggregates[g]
             let mask = layout.aggMask[g].map { masks[$0] }
-            switch agg.kind {
+            switch agg.aggregate {
             case .quantile: continue
             case .count where layout.aggField[g] == nil:
                 var n = 0
@@ -352,15 +410,11 @@ struct SummaryPass {
             var values: [Double] = [], counts: [Int] = []
             for g in 0..<nAgg {
                 let st = stats[s * nAgg + g]
-                switch layout.aggregates[g].kind {
+                switch layout.aggregates[g].aggregate {
                 case .count where layout.aggField[g] == nil:
                     values.append(Double(rowCounts[s * nAgg + g])); counts.append(rowCounts[s * nAgg + g])
-                case .count: values.append(Double(st.count)); counts.append(st.count)
-                case .sum: values.append(st.sum); counts.append(st.count)
-                case .mean: values.append(st.mean); counts.append(st.count)
-                case .min: values.append(st.min); counts.append(st.count)
-                case .max: values.append(st.max); counts.append(st.count)
-                case .stddev: values.append(st.standardDeviation); counts.append(st.count)
+                case .count, .sum, .mean, .min, .max, .stddev:
+                    values.append(layout.aggregates[g].aggregate.value(of: st)!); counts.append(st.count)
                 case .weightedMean:
                     let w = weighted[s * nAgg + g]
                     values.append(w.den > 0 ? w.num / w.den : .nan); counts.append(w.n)

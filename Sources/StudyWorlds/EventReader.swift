@@ -45,7 +45,7 @@ struct EventReader {
 
     func sensor(_ v: ScenarioField?, _ path: String) throws -> Sensor {
         guard let s = v?.stringValue, let sensor = Sensor(name: s) else {
-            let hint = v?.stringValue.flatMap { SensorCatalogue.sensorSuggestions(for: $0).first }.map { "; did you mean '\($0)'?" } ?? ""
+            let hint = v?.stringValue.map(SensorCatalogue.sensorHint(for:)) ?? ""
             throw ScenarioError(file: file, path: path, message: "expected a sensor name\(hint)")
         }
         return sensor

@@ -15,7 +15,7 @@ public struct Scenario: Sendable {
     public var seed: Int64?
     public var participantCount: Int?
     public var participants: [ScenarioParticipant] = []
-    /// The model's switches (`WorldSwitches`); the simulator's own (`SimulationSettings.switchKnobs`)
+    /// The model's switches (`WorldSwitches`); the simulator's own (`SimulationSettings.switchTable`)
     /// are applied to `simulation` when the scenario is read.
     public var switches: [String: SwitchValue] = [:]
     public var simulation = SimulationSettings()
@@ -141,11 +141,11 @@ extension Scenario {
             }
             // The simulator's own switches (generators) go to its settings; the rest are the model's.
             var probe = WorldSwitches()
-            let simulatorKnobs = SimulationSettings.switchKnobs.map(\.name)
+            let simulatorKnobs = SimulationSettings.switchTable.map(\.name)
             for k in switches.keys.sorted() {
                 do {
                     if SimulationSettings.isSwitch(k) {
-                        try simulation.setSwitch(name: k, value: switches[k]!)
+                        try simulation.set(name: k, value: switches[k]!)
                     } else {
                         try probe.set(name: k, value: switches[k]!, otherKnobs: simulatorKnobs)
                     }
@@ -206,7 +206,7 @@ extension Scenario {
         for e in t.entries {
             guard let k = e.key.stringValue, known.contains(k) else {
                 let name = e.key.stringValue ?? e.key.typeName
-                let hint = Suggestions.closest(to: name, among: known.sorted(), limit: 1).first.map { "; did you mean '\($0)'?" } ?? ""
+                let hint = Suggestions.hint(for: name, among: known.sorted())
                 throw fail(path.isEmpty ? name : "\(path).\(name)", "unknown field\(hint) (known: \(known.sorted().joined(separator: ", ")))")
             }
         }
@@ -267,8 +267,7 @@ extension Scenario {
                 }
                 if key == "default" { policy.defaultAnswer = answer; continue }
                 guard let sensor = Sensor(name: key) else {
-                    let hint = SensorCatalogue.sensorSuggestions(for: key).first.map { "; did you mean '\($0)'?" } ?? ""
-                    throw fail("\(path).consent.\(key)", "unknown sensor\(hint)")
+                    throw fail("\(path).consent.\(key)", "unknown sensor\(SensorCatalogue.sensorHint(for: key))")
                 }
                 policy.answers[sensor] = answer
             }

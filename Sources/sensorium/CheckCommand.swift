@@ -80,8 +80,7 @@ struct SensorsCommand: ParsableCommand {
     func run() throws {
         if let name = sensor {
             guard let s = Sensor(name: name) else {
-                let hint = SensorCatalogue.sensorSuggestions(for: name).first.map { "; did you mean '\($0)'?" } ?? ""
-                throw ValidationError("unknown sensor '\(name)'\(hint)")
+                throw ValidationError("unknown sensor '\(name)'\(SensorCatalogue.sensorHint(for: name))")
             }
             let info = s.info
             print("\(s.rawValue)  (\(s.identifier))")

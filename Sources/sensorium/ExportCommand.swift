@@ -17,30 +17,13 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "The folder to write (created if needed).")
     var into: String
 
-    @Option(help: "Scenario file (participants, consent, events).")
-    var scenario: String?
-
-    @Option(parsing: .unconditional, help: "Study length in days (default 14).")
-    var days: Int?
-
-    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
-    var participants: Int?
+    @OptionGroup var world: WorldOptions
 
     @Option(parsing: .unconditional, help: "Seed of the simulated world (default: the scenario's, else 1).")
     var seed: Int64?
 
-    @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
-    var start: String?
-
-    @Option(help: "Time zone of participants without one (IANA name, default UTC).")
-    var timezone: String?
-
     @Option(help: "Only these sensors, comma-separated (default: every sensor the simulator produces).")
     var sensors: String?
-
-    func validate() throws {
-        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
-    }
 
     @Flag(help: "No progress bar (there is none either when stderr is not a terminal).")
     var quiet = false
@@ -50,12 +33,9 @@ struct ExportCommand: ParsableCommand {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")
         try "-- export\n".write(to: tmp, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: tmp) }
-        var options = StudyOptions(protocolPath: tmp.path, scenarioPath: scenario)
-        options.days = days
-        options.participants = participants
+        var options = StudyOptions(protocolPath: tmp.path)
+        world.apply(to: &options)
         options.seed = seed
-        options.start = start
-        options.timeZone = timezone
         let runs: [ParticipantRun]
         do {
             runs = try StudyRunner(options: options).prepare(output: { _ in })

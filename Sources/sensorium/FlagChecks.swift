@@ -13,11 +13,6 @@ enum FlagCheck {
         if let value, value < 1 { throw ValidationError("\(flag) must be at least 1, got \(value)") }
     }
 
-    /// A number that must not be negative (limits where 0 means none).
-    static func nonNegative<T: Comparable & Numeric>(_ value: T, _ flag: String) throws {
-        if value < 0 { throw ValidationError("\(flag) must not be negative (0 means none), got \(value)") }
-    }
-
     /// An IANA time zone name, when given.
     static func timeZone(_ name: String?) throws {
         if let name, TimeZone(identifier: name) == nil {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import LuaHost
 import StudyRuntime
 
@@ -154,11 +155,11 @@ final class MachineSession {
             case .integer(let i): return String(i)
             case .number(let d): return ReportBook.format(.double(d))
             case .boolean(let b): return b ? "true" : "false"
-            case .string(let s): return ChartSVG.escape(s)
-            default: return ChartSVG.escape(v!.typeName)
+            case .string(let s): return MarkupText.escape(s)
+            default: return MarkupText.escape(v!.typeName)
             }
         }
-        var html = "<table>\n<thead><tr>" + names.map { "<th>\(ChartSVG.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
+        var html = "<table>\n<thead><tr>" + names.map { "<th>\(MarkupText.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
         for d in dictionaries { html += "<tr>" + names.map { "<td>\(cell(d[$0]))</td>" }.joined() + "</tr>\n" }
         return html + "</tbody>\n</table>\n"
     }

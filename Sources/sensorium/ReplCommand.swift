@@ -21,26 +21,9 @@ struct ReplCommand: ParsableCommand {
     @Argument(help: "Optional protocol folder or file whose top level runs first.")
     var path: String?
 
-    @Option(help: "Scenario file (default: the protocol's scenario.lua, if any).")
-    var scenario: String?
-
-    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
-    var participants: Int?
-
-    @Option(parsing: .unconditional, help: "Study length in days, for time.studyEnd() (default 14).")
-    var days: Int?
-
-    @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
-    var start: String?
-
-    @Option(help: "Time zone of participants without one (IANA name, default UTC).")
-    var timezone: String?
+    @OptionGroup var world: WorldOptions
 
     @OptionGroup var lua: LuaOptions
-
-    func validate() throws {
-        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
-    }
 
     @Option(help: "History file (default ~/.sensorium_history).")
     var history: String?
@@ -59,13 +42,10 @@ struct ReplCommand: ParsableCommand {
         } else {
             dirs.append(".")
         }
-        var options = StudyOptions(protocolPath: script, scenarioPath: scenario ?? (path != nil ? defaultScenario(beside: script) : nil),
+        var options = StudyOptions(protocolPath: script, scenarioPath: path != nil ? defaultScenario(beside: script) : nil,
                                    moduleDirectories: dirs)
-        options.participants = participants
-        options.days = days
+        world.apply(to: &options)
         options.seed = lua.seedGiven ? lua.seed : nil
-        options.start = start
-        options.timeZone = timezone
         options.limits = lua.limits
         let runner = StudyRunner(options: options)
         let world: ReplWorld

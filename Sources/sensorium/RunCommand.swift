@@ -20,20 +20,7 @@ struct RunCommand: ParsableCommand {
     @Argument(help: "Arguments passed to a plain script as `...` (after `--` when they start with a dash).")
     var arguments: [String] = []
 
-    @Option(help: "Scenario file (default: scenario.lua beside the protocol, if any).")
-    var scenario: String?
-
-    @Option(parsing: .unconditional, help: "Study length in days (default 14).")
-    var days: Int?
-
-    @Option(parsing: .unconditional, help: "Number of participants (default: the scenario's, else 3).")
-    var participants: Int?
-
-    @Option(help: "First study day, YYYY-MM-DD (default 2026-03-02).")
-    var start: String?
-
-    @Option(help: "Time zone of participants without one (IANA name, default UTC).")
-    var timezone: String?
+    @OptionGroup var world: WorldOptions
 
     @Option(help: "Write every report table as CSV and JSON, every chart as SVG, and the run report index.html into this folder.")
     var out: String?
@@ -49,7 +36,6 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var lua: LuaOptions
 
     func validate() throws {
-        try FlagCheck.world(days: days, participants: participants, start: start, timezone: timezone)
         if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
     }
 
@@ -60,18 +46,14 @@ struct RunCommand: ParsableCommand {
         var dirs: [String] = []
         if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(scriptDir))
-        let studyFlags = scenario != nil || days != nil || participants != nil || start != nil || timezone != nil || out != nil
-            || recording != nil || cohort.shard != nil
+        let studyFlags = world.anyGiven || out != nil || recording != nil || cohort.shard != nil
         guard studyFlags || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
             return
         }
-        var options = StudyOptions(protocolPath: script, scenarioPath: scenario ?? defaultScenario(beside: script), moduleDirectories: dirs)
-        options.days = days
-        options.participants = participants
+        var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
+        world.apply(to: &options)
         options.seed = lua.seedGiven ? lua.seed : nil
-        options.start = start
-        options.timeZone = timezone
         options.limits = lua.limits
         options.recordingPath = recording
         options.recordingParticipant = participant

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JSONText
 import LuaHost
 
 /// `sensorium test`: the golden-output runner.
@@ -76,20 +77,7 @@ struct TestCommand: ParsableCommand {
     /// Results as JUnit XML: one `testsuite` named `sensorium`, one `testcase` per protocol
     /// (`classname` the parent folder, `name` the protocol), failures with their first lines.
     static func junitXML(_ results: [Outcome]) -> String {
-        func escape(_ s: String) -> String {
-            var out = ""
-            for u in s.unicodeScalars {
-                switch u {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\"": out += "&quot;"
-                case "\n", "\t": out.unicodeScalars.append(u)
-                default: if u.value >= 0x20 && u.value != 0xFFFE && u.value != 0xFFFF { out.unicodeScalars.append(u) }
-                }
-            }
-            return out
-        }
+        let escape = MarkupText.escape
         let failures = results.filter { !$0.passed }.count
         let total = results.reduce(0) { $0 + $1.seconds }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"

@@ -71,16 +71,16 @@ final class SchemaTests: XCTestCase {
 final class SimulationSwitchSettingsTests: XCTestCase {
     func testGeneratorSwitchesSetTheSimulatorsSettings() throws {
         var s = SimulationSettings()
-        try s.setSwitch(name: "reportWindow.deviceUsageReport", value: .string("1d"))
+        try s.set(name: "reportWindow.deviceUsageReport", value: .string("1d"))
         XCTAssertEqual(s.reportWindow(for: .deviceUsageReport), 86_400)
         XCTAssertEqual(s.reportWindow(for: .keyboardMetrics), 900)
-        try s.setSwitch(name: "writeBatch", value: .table(["accelerometer": .number(30)]))
+        try s.set(name: "writeBatch", value: .table(["accelerometer": .number(30)]))
         XCTAssertEqual(s.writeBatch(for: .accelerometer), 30)
         XCTAssertEqual(s.writeBatch(for: .rotationRate), 60)
-        try s.setSwitch(name: "speechTimestampRounding", value: .number(5))
+        try s.set(name: "speechTimestampRounding", value: .number(5))
         XCTAssertEqual(s.speechTimestampRounding, 5)
-        XCTAssertThrowsError(try s.setSwitch(name: "writeBatch", value: .number(0)))
-        XCTAssertThrowsError(try s.setSwitch(name: "speechTimestampRounding.visits", value: .number(1)))
+        XCTAssertThrowsError(try s.set(name: "writeBatch", value: .number(0)))
+        XCTAssertThrowsError(try s.set(name: "speechTimestampRounding.visits", value: .number(1)))
         XCTAssertTrue(SimulationSettings.isSwitch("reportWindow.keyboardMetrics"))
         XCTAssertFalse(SimulationSettings.isSwitch("holdingPeriod"))
         // The model does not know them, but suggests them for a misspelt name.

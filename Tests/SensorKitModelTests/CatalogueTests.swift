@@ -270,6 +270,36 @@ final class CatalogueTests: XCTestCase {
         XCTAssertEqual(Suggestions.didYouMean(["a", "b", "c"]), " — did you mean 'a', 'b' or 'c'?")
     }
 
+    /// Every hint has the one format: the closest name, or nothing.
+    func testOneHintFormat() {
+        XCTAssertEqual(Suggestions.hint(for: "consnt", among: ["consent", "events"]), " — did you mean 'consent'?")
+        XCTAssertEqual(Suggestions.hint(for: "zzzzzz", among: ["consent", "events"]), "")
+        XCTAssertEqual(SensorCatalogue.sensorHint(for: "hartRate"), " — did you mean 'heartRate'?")
+        XCTAssertEqual(SensorCatalogue.sensorHint(for: "ambient-light"), " — did you mean 'ambientLightSensor'?")
+        XCTAssertEqual(SensorCatalogue.sensorHint(for: "zzzzzzzzzzzz"), "")
+        let named = Diagnostic(.error, "unknown-sensor", "unknown sensor 'x'", suggestion: "x")
+        XCTAssertEqual(named.descriptionWithHint, named.description, "a suggestion the message names is not repeated")
+        let other = Diagnostic(.error, "unknown-sensor", "unknown sensor 'hartRate'", suggestion: "heartRate")
+        XCTAssertEqual(other.descriptionWithHint, other.description + " — did you mean 'heartRate'?")
+    }
+
+    /// A stream is a type (`SensorStream`): its name and identifier are made from it, and a
+    /// reader name parses back to it, for every sensor and stream.
+    func testStreamsAreNamedByType() {
+        XCTAssertEqual(SensorStream(.pedometerData, .deletionRecords).name, "pedometerData.tombstones")
+        XCTAssertEqual(SensorStream(.pedometerData).name, "pedometerData")
+        XCTAssertEqual(SensorStream(.ambientLightSensor).identifier, "com.apple.SensorKit.als")
+        XCTAssertEqual(SensorStream.split("hartRate.tombstones").sensorName, "hartRate")
+        XCTAssertEqual(SensorStream.split("pedometerData.tombstones.x").stream, .samples)
+        for sensor in Sensor.allCases {
+            for stream in FetchStream.allCases {
+                let parsed = SensorStream.split(SensorStream(sensor, stream).name)
+                XCTAssertEqual(parsed.sensorName, sensor.rawValue)
+                XCTAssertEqual(parsed.stream, stream)
+            }
+        }
+    }
+
     func testOSVersion() {
         XCTAssertEqual(OSVersion("17.4"), OSVersion(17, 4))
         XCTAssertEqual(OSVersion("26"), OSVersion(26, 0))

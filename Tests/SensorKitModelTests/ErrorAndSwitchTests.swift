@@ -169,6 +169,35 @@ final class SwitchTests: XCTestCase {
         XCTAssertEqual(s, WorldSwitches(), "failed sets change nothing")
     }
 
+    /// Each switch is one entry: the documentation comes from the table, the defaults from
+    /// the properties the key paths name, and a set value shows through the same entry.
+    func testEachSwitchIsOneEntry() throws {
+        let names = WorldSwitches.switchTable.map(\.name)
+        XCTAssertEqual(Set(names).count, names.count, "a switch listed twice")
+        XCTAssertEqual(WorldSwitches.knobs.map(\.name), names)
+        XCTAssertEqual(WorldSwitches.switchTable.filter(\.perSensor).map(\.name), ["holdingPeriod", "retention", "outOfOrderJitter"])
+        let defaults = Dictionary(uniqueKeysWithValues: WorldSwitches.knobs.map { ($0.name, $0.defaultValue) })
+        XCTAssertEqual(defaults["holdingMode"], "`\"clamp\"`")
+        XCTAssertEqual(defaults["holdingPeriod"], "1d; faceMetrics 7.5d")
+        XCTAssertEqual(defaults["agePurgeInterval"], "1h")
+        XCTAssertEqual(defaults["lockedFetchError"], "2, dataInaccessible")
+        XCTAssertEqual(defaults["osVersion"], "`\"26.1\"`")
+        XCTAssertEqual(WorldSwitches.knobs.first { $0.name == "platform" }?.allowed, "\"iPhone\", \"iPad\", \"catalyst\" or \"visionOS\"")
+        var s = WorldSwitches()
+        try s.set(name: "holdingPeriod.visits", value: .string("12h"))
+        try s.set(name: "epochMode", value: .table(["offset": .number(5)]))
+        let entry = try XCTUnwrap(WorldSwitches.entry(named: "holdingPeriod.visits"))
+        XCTAssertEqual(entry.show(s), "1d; visits 12h; faceMetrics 7.5d")
+        XCTAssertEqual(WorldSwitches.entry(named: "epochMode")?.show(s), "`{ mode = \"cfAligned\", offset = 5 }`")
+        XCTAssertThrowsError(try s.set(name: "tombstoneRetention.visits", value: .number(1))) { e in
+            XCTAssertEqual("\(e)", "switch 'tombstoneRetention.visits': is not a per-sensor switch; expected seconds")
+        }
+        XCTAssertEqual(WorldSwitches.durationText(0), "0")
+        XCTAssertEqual(WorldSwitches.durationText(90), "1.5m")
+        XCTAssertEqual(WorldSwitches.durationText(3_660 * 86_400), "3660d")
+        XCTAssertEqual(WorldSwitches.durationText(0.25), "0.25s")
+    }
+
     func testDurationParsing() {
         XCTAssertEqual(WorldSwitches.seconds(.string("24h")), 86_400)
         XCTAssertEqual(WorldSwitches.seconds(.string(" 7.5d ")), 648_000)

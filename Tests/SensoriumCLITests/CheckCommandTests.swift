@@ -82,3 +82,31 @@ extension SensoriumCLITests {
         assertContains(one.stderr, "did you mean 'accelerometer'?")
     }
 }
+
+/// `sensorium switches` lists the switch tables; the world flags are one group, checked alike.
+extension SensoriumCLITests {
+    func testSwitchesListsEverySwitchFromItsTable() throws {
+        let plain = try sensorium(["switches"])
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        assertContains(plain.stdout, "holdingMode  default \"clamp\"  (contract §8.1)")
+        assertContains(plain.stdout, "  accepts \"clamp\" or \"strictDoc\"")
+        assertContains(plain.stdout, "reportWindow  default 15m  (contract §3.2)")
+        let markdown = try sensorium(["switches", "--markdown"])
+        XCTAssertEqual(markdown.status, 0, markdown.stderr)
+        let lines = markdown.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 24, markdown.stdout)      // 21 of the model, 3 of the simulator
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("- `") }, markdown.stdout)
+        assertContains(markdown.stdout, "- `holdingPeriod` (1d; faceMetrics 7.5d): how long new data is held back.")
+    }
+
+    func testRunReplAndExportCheckTheWorldFlagsAlike() throws {
+        for command in [["run", "x.lua"], ["repl"], ["export", "--into", "out"]] {
+            let result = try sensorium(command + ["--days", "0", "--timezone", "Mars/Olympus"])
+            XCTAssertEqual(result.status, 64, "\(command): \(result.stderr)")
+            assertContains(result.stderr, "--days: 0 is outside the allowed range (a whole number from 1 to 366 days)")
+        }
+        let zone = try sensorium(["export", "--into", "out", "--timezone", "Mars/Olympus"])
+        XCTAssertEqual(zone.status, 64, zone.stderr)
+        assertContains(zone.stderr, "--timezone: unknown time zone 'Mars/Olympus'")
+    }
+}

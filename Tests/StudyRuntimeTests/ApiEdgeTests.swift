@@ -20,9 +20,18 @@ final class ApiEdgeTests: XCTestCase {
                 set:where("onWrist", "==", true):count() == set:where("onWrist", "==", 1):count())
           local ok, err = pcall(function() return set:where("onWrist", "<", true) end)
           T.log(ok, err:find("a boolean compares only with == or ~=") ~= nil)
+          -- summarize's where reads conditions as set:where does: booleans alike.
+          local s = set:summarize { off = { "count", where = { "onWrist", "==", false } },
+                                    on = { "count", where = { { "onWrist", "~=", false } } },
+                                    t = { "count", where = { "onWrist", "==", true } }, one = { "count", where = { "onWrist", "==", 1 } } }
+          T.log(s.off == off, s.on == on, s.t == s.one)
+          local ok2, err2 = pcall(function() return set:summarize { x = { "count", where = { "onWrist", "<", true } } } end)
+          T.log(ok2, err2:find("aggregate 'x': where {field, op, value}: a boolean compares only with == or ~=, not <", 1, true) ~= nil)
+          local ok3, err3 = pcall(function() return set:where("onWrist", "==", {}) end)
+          T.log(ok3, err3:find("bad argument #3 to 'where'", 1, true) ~= nil, err3:find("got table", 1, true) ~= nil)
         end)
         """#)
-        XCTAssertEqual(o.lines, ["true true true true", "false true"])
+        XCTAssertEqual(o.lines, ["true true true true", "false true", "true true true", "false true", "false true true"])
     }
 
     /// A fetch request keeps the protocol's own fields (the delegate gets the same table);

@@ -5,6 +5,7 @@ import FoundationXML
 import XCTest
 @testable import StudyRuntime
 import SensorKitModel
+import JSONText
 
 /// Charts (stdlib `plot` → `report.chart` → `ChartSVG`) and the HTML run report.
 final class ChartTests: XCTestCase {
@@ -300,7 +301,7 @@ final class ChartTests: XCTestCase {
         let grid = failing.runner.report.coverage.grid(for: p, sensors: [.visits, .accelerometer, .ambientLightSensor])
         XCTAssertEqual(grid.map(\.sensor), [.ambientLightSensor, .accelerometer, .visits])
         XCTAssertEqual(grid[1].perDay, [0, 0, 0])
-        XCTAssertTrue(page.contains("<th title=\"\(ChartSVG.escape(SensorCatalogue.info(.accelerometer).cadence.summary))\">accelerometer</th>"))
+        XCTAssertTrue(page.contains("<th title=\"\(MarkupText.escape(SensorCatalogue.info(.accelerometer).cadence.summary))\">accelerometer</th>"))
         XCTAssertTrue(page.contains("title=\"accelerometer \(failing.runner.report.coverage.dayLabels(for: p)[0]): 0 of 24 h with data\""))
         // Visits are read by presence, not as hours of 24.
         XCTAssertEqual(RunReportPage.reading(.visits), .presence)

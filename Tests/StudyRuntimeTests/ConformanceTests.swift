@@ -1059,11 +1059,11 @@ final class ConformanceTests: XCTestCase {
     func testUnknownSensorNamesSuggestTheRightOne() throws {
         let h = try ProtocolHarness()
         for (source, expected) in [
-            ("local r = sensorkit.reader \"ambientLight\"\n", "protocol.lua:1: unknown sensor 'ambientLight'; did you mean 'ambientLightSensor'?"),
-            ("local x = 1\nlocal r = sensorkit.reader \"hartRate.tombstones\"\n", "protocol.lua:2: unknown sensor 'hartRate'; did you mean 'heartRate'?"),
+            ("local r = sensorkit.reader \"ambientLight\"\n", "protocol.lua:1: unknown sensor 'ambientLight' — did you mean 'ambientLightSensor'?"),
+            ("local x = 1\nlocal r = sensorkit.reader \"hartRate.tombstones\"\n", "protocol.lua:2: unknown sensor 'hartRate' — did you mean 'heartRate'?"),
             ("sensorkit.requestAuthorization({ \"accelerometr\" }, function() end)\n",
-             "protocol.lua:1: requestAuthorization: item 1 is not a known sensor (accelerometr); did you mean 'accelerometer'?"),
-            ("print(sensorkit.status(\"onWrist\"))\n", "protocol.lua:1: unknown sensor 'onWrist'; did you mean 'onWristState'?"),
+             "protocol.lua:1: requestAuthorization: item 1 is not a known sensor (accelerometr) — did you mean 'accelerometer'?"),
+            ("print(sensorkit.status(\"onWrist\"))\n", "protocol.lua:1: unknown sensor 'onWrist' — did you mean 'onWristState'?"),
         ] {
             let error = try h.failure(source)
             let run = try XCTUnwrap(error as? RunError, "\(error)")
@@ -1167,12 +1167,12 @@ final class ConformanceTests: XCTestCase {
     func testMalformedScenariosNameFileAndField() throws {
         let h = try ProtocolHarness()
         let cases: [(String, String, String)] = [
-            (#"return { participants = { { id = "A", consnt = {} } } }"#, "participants[1].consnt", "unknown field; did you mean 'consent'?"),
-            (#"return { swiches = {} }"#, "swiches", "unknown field; did you mean 'switches'?"),
+            (#"return { participants = { { id = "A", consnt = {} } } }"#, "participants[1].consnt", "unknown field — did you mean 'consent'?"),
+            (#"return { swiches = {} }"#, "swiches", "unknown field — did you mean 'switches'?"),
             (#"return { participants = { { id = "A", consent = { heartRate = "maybe" } } } }"#,
              "participants[1].consent.heartRate", "expected one of allow, deny, cancel, dontEnroll"),
             (#"return { participants = { { id = "A", consent = { hartRate = "deny" } } } }"#,
-             "participants[1].consent.hartRate", "unknown sensor; did you mean 'heartRate'?"),
+             "participants[1].consent.hartRate", "unknown sensor — did you mean 'heartRate'?"),
             (#"return { participants = { { id = "A" }, { id = "B", events = { { at = "day 0 12:00", revoke = "heartRate" } } } } }"#,
              "participants[2].events[1].at", "expected \"day N HH:MM\" with N from 1, got \"day 0 12:00\""),
             (#"return { participants = { { id = "A", events = { { at = "2026-13-01", revoke = "heartRate" } } } } }"#,
@@ -1180,7 +1180,7 @@ final class ConformanceTests: XCTestCase {
             (#"return { participants = { { id = "A", events = { { delete = "heartRate", from = "day 1 10:00", to = "day 1 12:00", at = "tomorrow" } } } } }"#,
              "participants[1].events[1].at", "got \"tomorrow\""),
             (#"return { participants = { { id = "A", events = { { at = "day 2 10:00", revoke = "heartRat" } } } } }"#,
-             "participants[1].events[1].revoke", "expected a sensor name; did you mean 'heartRate'?"),
+             "participants[1].events[1].revoke", "expected a sensor name — did you mean 'heartRate'?"),
             (#"return { participants = { { id = "A", events = { { at = "day 2 10:00", clockJump = "soon" } } } } }"#,
              "participants[1].events[1].clockJump", "expected seconds or a duration"),
             (#"return { switches = { holdingMode = "strict" } }"#, "switches.holdingMode", "did you mean 'strictDoc'?"),

@@ -227,10 +227,12 @@ final class DocumentationTests: XCTestCase {
         }
         XCTAssertEqual(expected.filter { !names.contains($0) }, [], "scenario format without a `### name` entry")
 
-        // Every switch is listed in scenario.switches.
+        // scenario.switches lists every switch as the switch tables make it (`sensorium
+        // switches --markdown`): names, defaults and summaries, in table order.
         let switchesText = try XCTUnwrap(entry("scenario.switches")).text
-        let unlisted = (WorldSwitches.knobs + SimulationSettings.switchKnobs).map(\.name).filter { !switchesText.contains("`\($0)`") }
-        XCTAssertEqual(unlisted, [], "switches not listed in `### scenario.switches`")
+        let listed = switchesText.split(separator: "\n").map(String.init).filter { $0.hasPrefix("- `") }
+        XCTAssertEqual(listed, (WorldSwitches.knobs + SimulationSettings.knobs).map(\.markdownLine),
+                       "`### scenario.switches` differs from the switch tables: paste `sensorium switches --markdown`")
 
         // Every simulation setting and profile field is named in its entry.
         let simulationText = try XCTUnwrap(entry("scenario.simulation")).text
@@ -478,7 +480,7 @@ final class DocumentationTests: XCTestCase {
         XCTAssertEqual(Documentation.suggestions(for: "reader:sample", in: parsed).first, "reader:samples")
         XCTAssertEqual(Documentation.suggestions(for: "maen", in: parsed).first, "SampleSet:mean")
         XCTAssertEqual(Documentation.suggestions(for: "zzzzzz", in: parsed), [])
-        XCTAssertTrue(Documentation.help("maen", in: parsed).contains("Did you mean: SampleSet:mean"))
+        XCTAssertTrue(Documentation.help("maen", in: parsed).contains("No help for 'maen' — did you mean 'SampleSet:mean'"))
     }
 
     func testLookupInTheRealReference() {

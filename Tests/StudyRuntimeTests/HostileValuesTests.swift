@@ -27,28 +27,30 @@ final class HostileValuesTests: XCTestCase {
         Bindings.namedGroupings + [("byWindow", .window(seconds: 900, origin: base))]
     }
 
-    /// Every grouped aggregate over field `f`: the bindings' table, then the quantiles.
-    static func aggregates(_ f: String) -> [(String, GroupAggregate)] {
-        Bindings.groupAggregates.map { ($0.0, $0.1(f)!) } + [("quantile", .quantile(f, 0.3)), ("quantiles", .quantiles(f, [0, 0.5, 0.95, 1]))]
+    /// One grouped call: an aggregate of a field (none for count), or several quantiles.
+    enum GroupCall {
+        case one(Aggregate, String?)
+        case quantiles(String, [Double])
+
+        func run(_ set: SampleSet, _ grouping: Grouping) throws -> [GroupResult] {
+            switch self {
+            case .one(let a, let f): try set.grouped(by: grouping, a, of: f)
+            case .quantiles(let f, let qs): try set.grouped(by: grouping, quantiles: qs, of: f)
+            }
+        }
     }
 
-    /// Every `summarize` kind, by the names the bindings list.
-    static func summaryAggregates(_ f: String) -> [SummaryAggregate] {
-        Bindings.summaryKinds.split(separator: ",").map { name in
-            let how = name.trimmingCharacters(in: .whitespaces)
-            let kind: SummaryAggregate.Kind = switch how {
-            case "count": .count
-            case "sum": .sum
-            case "mean": .mean
-            case "min": .min
-            case "max": .max
-            case "stddev": .stddev
-            case "quantile": .quantile(0.75)
-            case "weightedMean": .weightedMean(weight: f)
-            default: .count
-            }
-            XCTAssertTrue(how == "count" || kind != .count, "a new summarize kind '\(how)': add it here")
-            return SummaryAggregate(name: how, kind: kind, field: f)
+    /// Every grouped aggregate over field `f`: the plain ones by name, then the quantiles.
+    static func aggregates(_ f: String) -> [(String, GroupCall)] {
+        Aggregate.Name.plain.map { ($0.rawValue, GroupCall.one(Aggregate(plain: $0)!, $0 == .count ? nil : f)) }
+            + [("quantile", .one(.quantile(0.3), f)), ("quantiles", .quantiles(f, [0, 0.5, 0.95, 1]))]
+    }
+
+    /// Every `summarize` aggregate, by the one name table.
+    static func summaryAggregates(_ f: String) -> [SummaryColumn] {
+        Aggregate.Name.allCases.map { name in
+            let aggregate = Aggregate(plain: name) ?? (name == .quantile ? .quantile(0.75) : .weightedMean(weight: f))
+            return SummaryColumn(name: name.rawValue, aggregate: aggregate, field: f)
         }
     }
 
@@ -101,17 +103,18 @@ final class HostileValuesTests: XCTestCase {
         return sorted[lo] + (h - Double(lo)) * (sorted[hi] - sorted[lo])
     }
 
-    static func brute(_ agg: GroupAggregate, _ values: [Double], rows: Int) -> [Double] {
+    static func brute(_ call: GroupCall, _ values: [Double], rows: Int) -> [Double] {
         let v = values.filter { !$0.isNaN }
         let n = Double(v.count), mean = v.reduce(0, +) / n
-        switch agg {
-        case .count: return [Double(rows)]
-        case .sum: return [v.reduce(0, +)]
-        case .mean: return [v.isEmpty ? .nan : mean]
-        case .min: return [v.min() ?? .nan]
-        case .max: return [v.max() ?? .nan]
-        case .stddev: return [v.count > 1 ? (v.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / (n - 1)).squareRoot() : .nan]
-        case .quantile(_, let q): return [type7(v.sorted(), q)]
+        switch call {
+        case .one(.count, _): return [Double(rows)]
+        case .one(.sum, _): return [v.reduce(0, +)]
+        case .one(.mean, _): return [v.isEmpty ? .nan : mean]
+        case .one(.min, _): return [v.min() ?? .nan]
+        case .one(.max, _): return [v.max() ?? .nan]
+        case .one(.stddev, _): return [v.count > 1 ? (v.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / (n - 1)).squareRoot() : .nan]
+        case .one(.quantile(let q), _): return [type7(v.sorted(), q)]
+        case .one(.weightedMean, _): XCTFail("grouped sets have no weightedMean"); return []
         case .quantiles(_, let qs): return qs.map { type7(v.sorted(), $0) }
         }
     }
@@ -151,7 +154,7 @@ final class HostileValuesTests: XCTestCase {
             _ = try set.filtered(RowFilter(field: "time", op: .gt, operand: .number(.nan))).count()
 
             for (gname, grouping) in HostileValuesTests.groupings {
-                var calls: [() throws -> [GroupResult]] = HostileValuesTests.aggregates("lux").map { _, a in { try set.grouped(by: grouping, aggregate: a) } }
+                var calls: [() throws -> [GroupResult]] = HostileValuesTests.aggregates("lux").map { _, a in { try a.run(set, grouping) } }
                 calls.append {
                     try set.summarize(HostileValuesTests.summaryAggregates("lux"), by: grouping)
                         .map { GroupResult(label: $0.label, start: $0.start, count: $0.rows, value: $0.values[0], values: $0.values) }
@@ -195,9 +198,9 @@ final class HostileValuesTests: XCTestCase {
                                 XCTAssertTrue(HostileValuesTests.same(a, b), "\(gname) \(aggName) \(group.label): \(a) vs brute force \(b)")
                             }
                             ordinaryCases += 1
-                        } else if case .min = agg {
+                        } else if case .one(.min, _) = agg {
                             XCTAssertTrue(HostileValuesTests.same(got[0], want[0]), "min over hostile values: \(got[0]) vs \(want[0])")
-                        } else if case .max = agg {
+                        } else if case .one(.max, _) = agg {
                             XCTAssertTrue(HostileValuesTests.same(got[0], want[0]), "max over hostile values: \(got[0]) vs \(want[0])")
                         }
                     }
@@ -321,7 +324,7 @@ final class HostileValuesTests: XCTestCase {
         schedule.at("day 3 12:00", function(now)
           local set = light:samples { from = time.studyStart(), to = now }
           print("rows " .. set:count())
-          for _, name in ipairs { \(list(Bindings.statPickers.map(\.0))) } do try("set:" .. name, set[name], set, "lux") end
+          for _, name in ipairs { \(list(Aggregate.Name.plain.map(\.rawValue))) } do try("set:" .. name, set[name], set, "lux") end
           try("set:quantile", set.quantile, set, "lux", 0.5)
           try("set:weightedMean", set.weightedMean, set, "lux", "lux")
           try("set:summarize", set.summarize, set, { n = { "count" }, m = { "mean", "lux" } })
@@ -333,7 +336,7 @@ final class HostileValuesTests: XCTestCase {
           groupings[#groupings + 1] = { "byWindow", set:byWindow(900) }
           for _, pair in ipairs(groupings) do
             local name, g = pair[1], pair[2]
-            for _, agg in ipairs { \(list(Bindings.groupAggregates.map(\.0))) } do try(name .. ":" .. agg, g[agg], g, "lux") end
+            for _, agg in ipairs { \(list(Aggregate.Name.plain.map(\.rawValue))) } do try(name .. ":" .. agg, g[agg], g, "lux") end
             try(name .. ":quantile", g.quantile, g, "lux", 0.5)
             try(name .. ":quantiles", g.quantiles, g, "lux", { 0.1, 0.9 })
             try(name .. ":summarize", g.summarize, g, { n = { "count" }, q = { "quantile", "lux", 0.5 } })
@@ -394,12 +397,12 @@ final class HostileValuesTests: XCTestCase {
         }, uniquingKeysWith: { a, _ in a })
         // Every grouping × aggregate: the NaN time (the second row) is named.
         for name in Bindings.namedGroupings.map(\.0) + ["byWindow"] {
-            for agg in Bindings.groupAggregates.map(\.0) + ["quantile", "quantiles", "summarize"] {
+            for agg in Aggregate.Name.plain.map(\.rawValue) + ["quantile", "quantiles", "summarize"] {
                 let r = try XCTUnwrap(result["\(name):\(agg)"], "\(name):\(agg) missing")
                 XCTAssertTrue(r.hasSuffix("cannot group ambientLightSensor samples \(name == "byWindow" ? "by 900 s windows" : name == "byHour" ? "by hour" : name == "byDay" ? "by day" : "by hour of day"): sample time nan is not a time (expected a finite number of seconds since 1970)"), "\(name):\(agg): \(r)")
             }
         }
-        for name in Bindings.statPickers.map(\.0) + ["quantile", "weightedMean", "summarize", "where", "display", "first"] {
+        for name in Aggregate.Name.allCases.map(\.rawValue) + ["summarize", "where", "display", "first"] {
             XCTAssertEqual(result["set:\(name)"], "ok", "set:\(name)")
         }
         XCTAssertTrue(result["time.day 1"]?.contains("expected a time: nan is not a time") == true, "\(result["time.day 1"] ?? "")")
@@ -444,7 +447,7 @@ final class HostileValuesTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(Int(lines.first?.dropFirst(5) ?? "") ?? 0, n, lines.first ?? "")
             XCTAssertEqual(lines.last, "done")
             let grouped = lines.filter { $0.hasPrefix("by") }
-            XCTAssertEqual(grouped.count, 4 * (Bindings.groupAggregates.count + 3))
+            XCTAssertEqual(grouped.count, 4 * (Aggregate.Name.plain.count + 3))
             let bad = times.contains { LocalTime.rangeProblem($0) != nil }
             for line in grouped {
                 if bad { XCTAssertTrue(line.contains("error: ") && line.contains("cannot group ambientLightSensor samples"), line) }

@@ -74,15 +74,15 @@ final class SampleSetTests: XCTestCase {
         let start = 1_774_652_400.0                                     // 2026-03-28 00:00 CET (UTC+1)
         let batches = accelerometer(start: start, count: 3 * 24 * 60, step: 60, chunk: 500)
         let set = SampleSet(sensor: .accelerometer, timeZone: berlin, batches: batches)
-        let days = try set.grouped(by: .localDay, aggregate: .count)
+        let days = try set.grouped(by: .localDay, .count, of: nil)
         XCTAssertEqual(days.map(\.label), ["2026-03-28", "2026-03-29", "2026-03-30", "2026-03-31"])
         XCTAssertEqual(days.map(\.count), [1440, 1380, 1440, 60])
         XCTAssertEqual(days[1].start, start + 86_400)
         XCTAssertEqual(days[2].start, start + 86_400 + 23 * 3600)      // midnight CEST
-        let hours = try set.grouped(by: .localHour, aggregate: .count)
+        let hours = try set.grouped(by: .localHour, .count, of: nil)
         XCTAssertFalse(hours.contains { $0.label == "2026-03-29 02:00" }, "02:00 does not exist that night")
         XCTAssertTrue(hours.allSatisfy { $0.count == 60 })
-        let profile = try set.grouped(by: .hourOfDay, aggregate: .mean("y"))
+        let profile = try set.grouped(by: .hourOfDay, .mean, of: "y")
         XCTAssertEqual(profile.count, 24)
         XCTAssertEqual(profile.first?.label, "00")
         XCTAssertEqual(profile.first?.value, 3)
@@ -124,7 +124,7 @@ final class GroupedQuantileTests: XCTestCase {
         let lateBatch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
                                     columns: [Column(name: "heartRate", data: .double(values))])
         let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [main, lateBatch])
-        let medians = try set.grouped(by: .localDay, aggregate: .quantile("heartRate", 0.5))
+        let medians = try set.grouped(by: .localDay, .quantile(0.5), of: "heartRate")
         XCTAssertEqual(medians.map(\.label), ["1970-01-01", "1970-01-02", "1970-01-03", "1970-01-04"])
         var day1 = (0..<24).map(Double.init) + [100, 200]
         XCTAssertEqual(medians[0].value, Quantiles.of(&day1, 0.5), "the late rows must be included")

@@ -123,34 +123,32 @@ final class SummarizeTests: XCTestCase {
         let set = heartRate()
         let high = RowFilter(field: "heartRate", op: .gt, operand: .number(90))
         let aggregates = [
-            SummaryAggregate(name: "rows", kind: .count, field: nil),
-            SummaryAggregate(name: "n", kind: .count, field: "heartRate"),
-            SummaryAggregate(name: "sum", kind: .sum, field: "heartRate"),
-            SummaryAggregate(name: "mean", kind: .mean, field: "heartRate"),
-            SummaryAggregate(name: "min", kind: .min, field: "heartRate"),
-            SummaryAggregate(name: "max", kind: .max, field: "heartRate"),
-            SummaryAggregate(name: "sd", kind: .stddev, field: "heartRate"),
-            SummaryAggregate(name: "p10", kind: .quantile(0.1), field: "heartRate"),
-            SummaryAggregate(name: "p90", kind: .quantile(0.9), field: "heartRate"),
-            SummaryAggregate(name: "high", kind: .count, field: nil, filters: [high]),
-            SummaryAggregate(name: "highMedian", kind: .quantile(0.5), field: "heartRate", filters: [high]),
-            SummaryAggregate(name: "wm", kind: .weightedMean(weight: "time"), field: "heartRate"),
+            SummaryColumn(name: "rows", aggregate: .count, field: nil),
+            SummaryColumn(name: "n", aggregate: .count, field: "heartRate"),
+            SummaryColumn(name: "sum", aggregate: .sum, field: "heartRate"),
+            SummaryColumn(name: "mean", aggregate: .mean, field: "heartRate"),
+            SummaryColumn(name: "min", aggregate: .min, field: "heartRate"),
+            SummaryColumn(name: "max", aggregate: .max, field: "heartRate"),
+            SummaryColumn(name: "sd", aggregate: .stddev, field: "heartRate"),
+            SummaryColumn(name: "p10", aggregate: .quantile(0.1), field: "heartRate"),
+            SummaryColumn(name: "p90", aggregate: .quantile(0.9), field: "heartRate"),
+            SummaryColumn(name: "high", aggregate: .count, field: nil, filters: [high]),
+            SummaryColumn(name: "highMedian", aggregate: .quantile(0.5), field: "heartRate", filters: [high]),
+            SummaryColumn(name: "wm", aggregate: .weightedMean(weight: "time"), field: "heartRate"),
         ]
         for grouping in [Grouping.localDay, .localHour, .hourOfDay, .window(seconds: 7200, origin: 1800)] {
             let rows = try set.summarize(aggregates, by: grouping)
-            let single: [GroupAggregate] = [.count, .count, .sum("heartRate"), .mean("heartRate"), .min("heartRate"),
-                                            .max("heartRate"), .stddev("heartRate"), .quantile("heartRate", 0.1),
-                                            .quantile("heartRate", 0.9)]
+            let single: [Aggregate] = [.count, .count, .sum, .mean, .min, .max, .stddev, .quantile(0.1), .quantile(0.9)]
             for (g, agg) in single.enumerated() where g != 1 {
-                let alone = try set.grouped(by: grouping, aggregate: agg)
+                let alone = try set.grouped(by: grouping, agg, of: agg == .count ? nil : "heartRate")
                 XCTAssertEqual(alone.map(\.label), rows.map(\.label), "\(grouping) \(agg)")
                 for (a, r) in zip(alone, rows) {
                     XCTAssertEqual(a.value, r.values[g], accuracy: 1e-9, "\(grouping) \(agg) \(r.label)")
                 }
             }
             let filtered = set.filtered(high)
-            let highCounts = try filtered.grouped(by: grouping, aggregate: .count)
-            let highMedians = try filtered.grouped(by: grouping, aggregate: .quantile("heartRate", 0.5))
+            let highCounts = try filtered.grouped(by: grouping, .count, of: nil)
+            let highMedians = try filtered.grouped(by: grouping, .quantile(0.5), of: "heartRate")
             let byLabel = Dictionary(uniqueKeysWithValues: zip(highCounts.map(\.label), zip(highCounts, highMedians)))
             for r in rows {
                 XCTAssertEqual(r.values[1], Double(r.counts[2]))
@@ -177,8 +175,8 @@ final class SummarizeTests: XCTestCase {
                                 columns: [Column(name: "heartRate", data: .double(values))])
         let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) }
                             + [batch.slice(96..<98)])
-        let aggregates = [SummaryAggregate(name: "median", kind: .quantile(0.5), field: "heartRate"),
-                          SummaryAggregate(name: "max", kind: .max, field: "heartRate")]
+        let aggregates = [SummaryColumn(name: "median", aggregate: .quantile(0.5), field: "heartRate"),
+                          SummaryColumn(name: "max", aggregate: .max, field: "heartRate")]
         for budget in [1, 1 << 20] {
             let rows = try set.summarize(aggregates, by: .localDay, lateBudget: budget)
             var day1 = (0..<24).map(Double.init) + [100], day3 = (0..<24).map(Double.init) + [-100]
@@ -189,8 +187,8 @@ final class SummarizeTests: XCTestCase {
 
     func testEmptySetGivesOneUngroupedRowAndNoGroups() throws {
         let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: [])
-        let aggregates = [SummaryAggregate(name: "n", kind: .count, field: nil),
-                          SummaryAggregate(name: "p", kind: .quantile(0.5), field: "heartRate")]
+        let aggregates = [SummaryColumn(name: "n", aggregate: .count, field: nil),
+                          SummaryColumn(name: "p", aggregate: .quantile(0.5), field: "heartRate")]
         XCTAssertEqual(try set.summarize(aggregates, by: .localDay), [])
         let whole = try set.summarize(aggregates, by: nil)
         XCTAssertEqual(whole.count, 1)
@@ -200,7 +198,7 @@ final class SummarizeTests: XCTestCase {
 
     func testUnknownFieldThrows() {
         let set = heartRate()
-        XCTAssertThrowsError(try set.summarize([SummaryAggregate(name: "x", kind: .sum, field: "lux")], by: .localDay)) { e in
+        XCTAssertThrowsError(try set.summarize([SummaryColumn(name: "x", aggregate: .sum, field: "lux")], by: .localDay)) { e in
             XCTAssertTrue("\(e)".contains("no field 'lux'"), "\(e)")
         }
     }

@@ -4,8 +4,8 @@
 #
 #   contrib/lua-testsuite/run.sh TESTES_DIR [SENSORIUM]
 #
-# TESTES_DIR is an extracted `testes/` folder of tag v5.4.4 of github.com/lua/lua
-# (for example: git -C lua.git archive v5.4.4 testes | tar -x -C /tmp/lua-5.4.4).
+# TESTES_DIR is an extracted `testes/` folder of Lua 5.4.4 (fetch-testes.sh takes it
+# from the sdist of lupa==2.0 on PyPI; the same files as tag v5.4.4 of github.com/lua/lua).
 # Nothing of it is kept in this repository. The files are copied to a temporary
 # folder; the blocks listed in removals.txt (next to this script) are blanked
 # out line by line in the copy, each for a documented sandbox removal; and each

@@ -56,7 +56,7 @@ public enum MDHFormat {
         func sampleType(_ path: String) throws {
             let name = URL(fileURLWithPath: path).lastPathComponent
             guard let sensor = sensor(forFolder: name) else {
-                let suggestion = Suggestions.closest(to: name, among: knownFolders, limit: 1).first.map { " — did you mean '\($0)'?" } ?? ""
+                let suggestion = Suggestions.hint(for: name, among: knownFolders)
                 throw ImportError(file: path, "unknown sensor folder '\(name)': expected a SensorKit sample-type folder such as \(knownFolders.prefix(3).joined(separator: ", ")), …\(suggestion)")
             }
             for typeName in try dirs(path) {

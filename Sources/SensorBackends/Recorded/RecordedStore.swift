@@ -824,17 +824,6 @@ final class ColumnBuilder {
         }
     }
 
-    /// Present values at once.
-    func appendDoubles(_ x: [Double]) {
-        if present != nil { present!.append(contentsOf: repeatElement(true, count: x.count)) }
-        d.append(contentsOf: x)
-    }
-
-    func appendInts(_ x: [Int64]) {
-        if present != nil { present!.append(contentsOf: repeatElement(true, count: x.count)) }
-        i.append(contentsOf: x)
-    }
-
     @inline(__always) func appendDouble(_ x: Double) { markPresent(); d.append(x) }
     @inline(__always) func appendInt(_ x: Int64) { markPresent(); i.append(x) }
     func appendBool(_ x: Bool) { markPresent(); b.append(x) }

@@ -158,7 +158,7 @@ public struct ParticipantProfile: Sendable, Hashable {
 }
 
 /// Knobs of the simulated world that are not about a participant (contract §14.2).
-public struct SimulationSettings: Sendable, Hashable {
+public struct SimulationSettings: SwitchSet, Hashable {
     /// Seconds from a watch sample to the earliest sync that can carry it to the phone.
     public var watchSyncLag: Double = 3_600
     /// Seconds between watch sync opportunities (a sync needs phone and watch on).
@@ -193,42 +193,16 @@ public struct SimulationSettings: Sendable, Hashable {
     // MARK: The simulator's scenario switches
 
     /// Scenario `switches` that shape only the generated data, not SensorKit's rules: they
-    /// belong to the simulator (the model's switches are `WorldSwitches.knobs`).
-    public static let switchKnobs: [KnobDescription] = [
-        KnobDescription(name: "reportWindow", allowed: "seconds, per sensor", defaultValue: "15m for usage reports and keyboard",
-                        section: "contract §3.2", summary: "report window of report sensors (generators)"),
-        KnobDescription(name: "writeBatch", allowed: "seconds, per sensor", defaultValue: "60s for accelerometer, rotation, pressure",
-                        section: "contract §3.2", summary: "write batch of batched streams (generators)"),
-        KnobDescription(name: "speechTimestampRounding", allowed: "seconds", defaultValue: "1", section: "contract §3.3.13",
-                        summary: "privacy rounding of speech-metrics timestamps (generators)"),
+    /// belong to the simulator (the model's switches are `WorldSwitches.switchTable`). One
+    /// entry each (`SwitchSet`): `set(name:value:)`, `isSwitch`, `knobs` come from here.
+    public static let switchTable: [SwitchEntry<SimulationSettings>] = [
+        .secondsPerSensor("reportWindow", \.reportWindowBySensor, range: 60...86_400, fallback: \SimulationSettings.reportWindow, section: "contract §3.2",
+                          summary: "window of usage and keyboard reports, per sensor (device, messages and phone usage, keyboard metrics), from a minute to a day. Where set, it overrides `simulation.reportWindow` for that sensor."),
+        .secondsPerSensor("writeBatch", \.writeBatchBySensor, range: 1...86_400, fallback: \SimulationSettings.writeBatchSeconds, section: "contract §3.2",
+                          summary: "length of accelerometer, rotation and pressure batches, per sensor, from 1 s to a day. Where set, it overrides `simulation.writeBatchSeconds` for that sensor."),
+        .seconds("speechTimestampRounding", \.speechTimestampRounding, range: 0...86_400, section: "contract §3.3.13",
+                 summary: "rounding of speech-metrics timestamps, in seconds, up to a day (speech metrics are not simulated yet)."),
     ]
-
-    /// Whether `name` (`"knob"` or `"knob.sensorName"`) is one of `switchKnobs`.
-    public static func isSwitch(_ name: String) -> Bool {
-        let knob = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
-        return switchKnobs.contains { $0.name == knob }
-    }
-
-    /// Sets one of `switchKnobs` from a scenario value. Per-sensor values override
-    /// `reportWindow` / `writeBatchSeconds` for their sensors. Throws a `SwitchError`.
-    public mutating func setSwitch(name: String, value: SwitchValue) throws {
-        let knob = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? name
-        guard let doc = SimulationSettings.switchKnobs.first(where: { $0.name == knob }) else {
-            throw SwitchError(knob: name, message: "no such switch", allowed: "")
-        }
-        switch knob {
-        case "reportWindow":
-            try WorldSwitches.setPerSensorSeconds(&reportWindowBySensor, name: name, value: value, allowed: doc.allowed, range: 60...86_400)
-        case "writeBatch":
-            try WorldSwitches.setPerSensorSeconds(&writeBatchBySensor, name: name, value: value, allowed: doc.allowed, range: 1...86_400)
-        default:
-            guard knob == name else { throw SwitchError(knob: name, message: "is not a per-sensor switch", allowed: doc.allowed) }
-            guard let d = WorldSwitches.seconds(value), (0...86_400).contains(d) else {
-                throw SwitchError(knob: name, message: "cannot use \(value) (from 0 to 1d)", allowed: doc.allowed)
-            }
-            speechTimestampRounding = d
-        }
-    }
 }
 
 /// A scenario problem found when building a `SimulatedSource`.
