@@ -764,6 +764,15 @@ static int guarded_xpcall(lua_State *L) {
     return finish_guarded_pcall(L, status, 2);
 }
 
+/* coroutine.close as the library's (upvalue 1, called in this frame), except that
+ * an uncatchable host error raised by a to-be-closed variable's __close is passed
+ * on instead of being returned as (false, error). */
+static int guarded_coclose(lua_State *L) {
+    int n = lua_tocfunction(L, lua_upvalueindex(1))(L);
+    if (n == 2 && !lua_toboolean(L, -2) && is_uncatchable(L, -1)) return lua_error(L);
+    return n;
+}
+
 void luashim_install_coroutine_guards(lua_State *L) {
     lua_pushcfunction(L, guarded_pcall);
     lua_setglobal(L, "pcall");
@@ -774,6 +783,13 @@ void luashim_install_coroutine_guards(lua_State *L) {
         lua_setfield(L, -2, "resume");
         lua_pushcfunction(L, guarded_cowrap);
         lua_setfield(L, -2, "wrap");
+        lua_getfield(L, -1, "close");
+        if (lua_tocfunction(L, -1) != NULL) {
+            lua_pushcclosure(L, guarded_coclose, 1);
+            lua_setfield(L, -2, "close");
+        } else {
+            lua_pop(L, 1);
+        }
     }
     lua_pop(L, 1);
 }

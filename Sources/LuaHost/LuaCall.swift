@@ -192,8 +192,9 @@ public protocol LuaRaisable: Error {
 /// no fault of the script and must not be taken for an answer (a recorded store that
 /// cannot be read). A host function throws it like any error; the trampoline raises a
 /// value that carries the Swift error itself (`tostring` gives its description), which the
-/// script's `pcall`, `xpcall` (its message handler not run) and `coroutine.resume` pass on
-/// instead of catching (`CLuaShim`'s guards), as they do the limits' stops. The protected
+/// script's `pcall`, `xpcall` (its message handler not run), `coroutine.resume` and
+/// `coroutine.close` pass on instead of catching (`CLuaShim`'s guards), as the limits'
+/// stops cannot be caught either. The protected
 /// call Swift made throws it back as a `LuaError` whose `hostError` is this very value;
 /// Swift code between (a host function that called Lua) passes it on the same way.
 public protocol LuaUncatchableError: Error, CustomStringConvertible {}

@@ -56,6 +56,16 @@ final class UncatchableErrorTests: XCTestCase {
     func testCoroutinesPassItOn() throws {
         _ = try assertEndsWithBroken("print(coroutine.resume(coroutine.create(fail), 3))", id: 3)
         _ = try assertEndsWithBroken("print(pcall(coroutine.wrap(fail), 4))", id: 4)
+        // Closing a suspended coroutine whose to-be-closed variable's __close raises it.
+        let printed = try assertEndsWithBroken("""
+            local co = coroutine.create(function()
+              local x <close> = setmetatable({}, { __close = function() fail(7) end })
+              coroutine.yield()
+            end)
+            coroutine.resume(co)
+            print("closed", coroutine.close(co))
+            """, id: 7)
+        XCTAssertEqual(printed, "")
     }
 
     /// A pcall that yielded inside its body ends through its continuation: that path passes the error on too.

@@ -37,8 +37,10 @@ final class StoreReadErrorTests: XCTestCase {
         sensorkit.requestAuthorization({ "heartRate" }, function(err) hr:startRecording() end)
         schedule.daily("12:00", function(now)
           -- The protocol's own pcall cannot turn the broken read into missing data.
-          local device = hr:devices()[1]
-          local ok, n = pcall(function() return hr:samples { device = device, from = now - days(2), to = now - days(1) }:count() end)
+          local ok, n = pcall(function()
+            local device = hr:devices()[1]
+            return hr:samples { device = device, from = now - days(2), to = now - days(1) }:count()
+          end)
           print(sensorkit.participant(), time.day(now), ok, n)
         end)
         """

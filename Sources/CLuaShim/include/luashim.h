@@ -25,7 +25,8 @@
 #define LUASHIM_YIELD_BASE (-1000)  /* LUASHIM_YIELD_BASE - n: yield n values */
 /* The metatable name of an uncatchable host error (`LuaUncatchableError` in Swift):
  * a userdata carrying a Swift error, raised like any error value, that the
- * script's pcall, xpcall and coroutine.resume pass on instead of catching, so
+ * script's pcall, xpcall, coroutine.resume and coroutine.close pass on instead
+ * of catching, so
  * only the host's own protected call ends with it. */
 #define LUASHIM_UNCATCHABLE_MT "host error"
 
@@ -141,7 +142,7 @@ int luashim_take_sigint(void);
 
 /* ---- sandbox primitives (registered as globals by the host's policy) ---- */
 /* Replaces coroutine.resume/wrap with versions that keep the stop hook on every
- * running coroutine, and pcall, xpcall and coroutine.resume with versions that
+ * running coroutine, and pcall, xpcall, coroutine.resume and coroutine.close with versions that
  * pass an uncatchable host error (LUASHIM_UNCATCHABLE_MT) on to their caller
  * instead of returning it (host_main calls it after opening the libraries;
  * raises on a memory error). [-0, +0] */
