@@ -629,7 +629,8 @@ int luashim_settable_protected(lua_State *L, int idx) {
 }
 
 /* ===================================================================== */
-/* Coroutine guards: the stop hook follows the running coroutine          */
+/* Guards: the stop hook follows the running coroutine; pcall, xpcall and */
+/* coroutine.resume pass uncatchable host errors on                       */
 /* ===================================================================== */
 
 /* Resumes `co` with `narg` values from L; returns the number of results moved
@@ -668,11 +669,17 @@ static int guarded_resume(lua_State *L, lua_State *co, int narg) {
     return -1;
 }
 
+/* Whether the value at `idx` is an uncatchable host error. */
+static int is_uncatchable(lua_State *L, int idx) {
+    return lua_type(L, idx) == LUA_TUSERDATA && luaL_testudata(L, idx, LUASHIM_UNCATCHABLE_MT) != NULL;
+}
+
 static int guarded_coresume(lua_State *L) {
     lua_State *co = lua_tothread(L, 1);
     luaL_argexpected(L, co, 1, "coroutine");
     int r = guarded_resume(L, co, lua_gettop(L) - 1);
     if (gethost(L)->stop != LUASHIM_STOP_NONE) raise_stop(L, 1); /* re-raise in the resumer */
+    if (r < 0 && is_uncatchable(L, -1)) return lua_error(L);      /* passed on, not returned */
     if (r < 0) {
         lua_pushboolean(L, 0);
         lua_insert(L, -2);
@@ -712,12 +719,80 @@ static int guarded_cowrap(lua_State *L) {
     return 1;
 }
 
+/* pcall and xpcall as the base library's, except that an uncatchable host error
+ * is raised again in the caller instead of being returned as (false, error).
+ * `extra` is the number of stack slots below the results' `true` (lua_pcallk's
+ * continuation context), as lbaselib's continuation has it. */
+static int finish_guarded_pcall(lua_State *L, int status, lua_KContext extra) {
+    if (status == LUA_OK || status == LUA_YIELD) return lua_gettop(L) - (int)extra;
+    if (is_uncatchable(L, -1)) return lua_error(L);
+    lua_pushboolean(L, 0);
+    lua_pushvalue(L, -2);
+    return 2;
+}
+
+static int guarded_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_pushboolean(L, 1); /* the first result when the call succeeds */
+    lua_insert(L, 1);
+    int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, finish_guarded_pcall);
+    return finish_guarded_pcall(L, status, 0);
+}
+
+/* xpcall's message handler, upvalue 1, is not run on an uncatchable host error,
+ * nor when a stop is in force: the error value is kept. (Lua runs a message
+ * handler with hooks off when the error comes from a hook, as the limits' stops
+ * do, so a handler that loops would never be stopped.) */
+static int guarded_handler(lua_State *L) {
+    if (gethost(L)->stop != LUASHIM_STOP_NONE || is_uncatchable(L, 1)) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int guarded_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);     /* slot 2: the handler */
+    lua_pushboolean(L, 1); /* the first result when the call succeeds */
+    lua_pushvalue(L, 1);   /* the function */
+    lua_rotate(L, 3, 2);   /* both below the function's arguments */
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_guarded_pcall);
+    return finish_guarded_pcall(L, status, 2);
+}
+
+/* coroutine.close as the library's (upvalue 1, called in this frame), except that
+ * an uncatchable host error raised by a to-be-closed variable's __close is passed
+ * on instead of being returned as (false, error). */
+static int guarded_coclose(lua_State *L) {
+    int n = lua_tocfunction(L, lua_upvalueindex(1))(L);
+    if (n == 2 && !lua_toboolean(L, -2) && is_uncatchable(L, -1)) return lua_error(L);
+    return n;
+}
+
 void luashim_install_coroutine_guards(lua_State *L) {
+    lua_pushcfunction(L, guarded_pcall);
+    lua_setglobal(L, "pcall");
+    lua_pushcfunction(L, guarded_xpcall);
+    lua_setglobal(L, "xpcall");
     if (lua_getglobal(L, "coroutine") == LUA_TTABLE) {
         lua_pushcfunction(L, guarded_coresume);
         lua_setfield(L, -2, "resume");
         lua_pushcfunction(L, guarded_cowrap);
         lua_setfield(L, -2, "wrap");
+        lua_getfield(L, -1, "close");
+        if (lua_tocfunction(L, -1) != NULL) {
+            lua_pushcclosure(L, guarded_coclose, 1);
+            lua_setfield(L, -2, "close");
+        } else {
+            lua_pop(L, 1);
+        }
     }
     lua_pop(L, 1);
 }

@@ -299,39 +299,6 @@ static int make_setmetatable(lua_State *L) {
     return 1;
 }
 
-/* ---- xpcall: a stopped script's message handler does not run ---- */
-
-/* Lua runs a message handler with hooks off when the error comes from a hook
- * (as the limits' stops do), so a handler that loops would never be stopped.
- * When a stop is in force the handler is skipped and the stop's message is
- * kept; otherwise it runs as usual (and hooks stop it). Upvalue 1: the handler. */
-static int guarded_handler(lua_State *L) {
-    if (luashim_stop_reason(L) != LUASHIM_STOP_NONE) {
-        lua_settop(L, 1);
-        return 1;
-    }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, 1);
-    return 1;
-}
-
-/* Upvalue 1: the original xpcall, called in this frame. */
-static int sb_xpcall(lua_State *L) {
-    luaL_checktype(L, 2, LUA_TFUNCTION);
-    lua_pushvalue(L, 2);
-    lua_pushcclosure(L, guarded_handler, 1);
-    lua_replace(L, 2);
-    return lua_tocfunction(L, lua_upvalueindex(1))(L);
-}
-
-static int make_xpcall(lua_State *L) {
-    luaL_argexpected(L, lua_tocfunction(L, 1) != NULL, 1, "C function");
-    lua_settop(L, 1);
-    lua_pushcclosure(L, sb_xpcall, 1);
-    return 1;
-}
-
 static int make_format(lua_State *L) {
     luaL_argexpected(L, lua_tocfunction(L, 1) != NULL, 1, "C function");
     luaL_checktype(L, 2, LUA_TFUNCTION);
@@ -358,8 +325,6 @@ void luashim_push_sandbox_primitives(lua_State *L) {
     lua_setfield(L, -2, "wrap_collectgarbage");
     lua_pushcfunction(L, make_setmetatable);
     lua_setfield(L, -2, "wrap_setmetatable");
-    lua_pushcfunction(L, make_xpcall);
-    lua_setfield(L, -2, "wrap_xpcall");
     lua_getglobal(L, "next");
     lua_pushcclosure(L, sb_pairs, 1);
     lua_setfield(L, -2, "pairs");

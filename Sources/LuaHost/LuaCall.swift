@@ -182,3 +182,29 @@ public protocol LuaRaisable: Error {
     /// Pushes the error value. [-0, +1]
     func pushErrorValue(_ call: LuaCall)
 }
+
+/// A Swift error that ends the script, whatever the script catches: for failures that are
+/// no fault of the script and must not be taken for an answer (a recorded store that
+/// cannot be read). A host function throws it like any error; the trampoline raises a
+/// value that carries the Swift error itself (`tostring` gives its description), which the
+/// script's `pcall`, `xpcall` (its message handler not run), `coroutine.resume` and
+/// `coroutine.close` pass on instead of catching (`CLuaShim`'s guards), as the limits'
+/// stops cannot be caught either. The protected
+/// call Swift made throws it back as a `LuaError` whose `hostError` is this very value;
+/// Swift code between (a host function that called Lua) passes it on the same way.
+public protocol LuaUncatchableError: Error, CustomStringConvertible {}
+
+/// The Swift side of an uncatchable error value: a userdata of the class named
+/// `LUASHIM_UNCATCHABLE_MT`, holding the error.
+final class UncatchableBox {
+    let error: any LuaUncatchableError
+    init(_ error: any LuaUncatchableError) { self.error = error }
+
+    /// The class of these values in one state (its metatable is the one the C guards look for).
+    static func makeClass() -> LuaClass<UncatchableBox> {
+        let c = LuaClass<UncatchableBox>(LUASHIM_UNCATCHABLE_MT)
+        c.describe = { $0.error.description }
+        return c
+    }
+}
+

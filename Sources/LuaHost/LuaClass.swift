@@ -18,8 +18,8 @@ public final class LuaClass<Object: AnyObject> {
     var getters: [String: Getter] = [:]
     var setters: [String: Setter] = [:]
     var metamethods: [(String, Method)] = []
-    /// The text `tostring` shows (default: the class name).
-    public var describe: (Object) -> String
+    /// The text `tostring` shows (default: the class name); what it throws is raised by `tostring`.
+    public var describe: (Object) throws -> String
     /// Called once when an instance is closed or collected.
     public var onRelease: ((Object) -> Void)?
     /// Value equality for `==` (default: identity).
@@ -153,7 +153,7 @@ public final class LuaClass<Object: AnyObject> {
         state.noteMetamethod("\(name).__newindex")
         lua_setfield(L, -2, "__newindex")
         state.pushFunction { call in
-            if let object = self.object(in: call.L, at: 1) { call.push(self.describe(object)) }
+            if let object = self.object(in: call.L, at: 1) { call.push(try self.describe(object)) }
             else { call.push("\(self.name) (closed)") }
             return 1
         }

@@ -29,9 +29,14 @@ public struct LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     public var traceback: String?
     public var stop: Stop?
     public var value: LuaValue?
+    /// The Swift error itself when the error value was one a host function raised as a
+    /// `LuaUncatchableError` (or a Swift error Swift code wrapped here): its identity,
+    /// for the embedder to act on by type rather than by message.
+    public var hostError: (any Error)?
 
     public init(kind: Kind, message: String, chunk: String? = nil, line: Int? = nil,
-                traceback: String? = nil, stop: Stop? = nil, value: LuaValue? = nil) {
+                traceback: String? = nil, stop: Stop? = nil, value: LuaValue? = nil, hostError: (any Error)? = nil) {
+        self.hostError = hostError
         self.kind = kind
         self.message = message
         self.chunk = chunk
@@ -50,6 +55,12 @@ public struct LuaError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// Equal when everything Lua said is equal and the host errors, if any, print alike.
+    public static func == (a: LuaError, b: LuaError) -> Bool {
+        a.kind == b.kind && a.message == b.message && a.chunk == b.chunk && a.line == b.line && a.traceback == b.traceback
+            && a.stop == b.stop && a.value == b.value && a.hostError.map { "\($0)" } == b.hostError.map { "\($0)" }
+    }
 
     /// The message and a short traceback (at most `frames` script frames), for a terminal.
     public func report(frames: Int = 6) -> String {

@@ -50,6 +50,8 @@ public final class LuaState {
     var inspector: LuaReference?
     var classes: [ObjectIdentifier: Int32] = [:]
     var classNames: [String: ObjectIdentifier] = [:]
+    /// The class of uncatchable error values (`LuaUncatchableError`), registered on first use.
+    lazy var uncatchableClass = UncatchableBox.makeClass()
     /// Objects that must outlive the Lua state (class releasers): dropped after lua_close.
     private var keptAlive: [AnyObject] = []
 
@@ -280,6 +282,7 @@ public final class LuaState {
         lua_settop(L, -2)
         var message: String
         var value: LuaValue?
+        let hostError = uncatchableClass.object(in: L, at: -1)?.error
         switch lua_type(L, -1) {
         case LUA_TSTRING:
             message = LuaState.readString(L, -1)
@@ -326,7 +329,7 @@ public final class LuaState {
         case LUA_ERRERR: .errorHandler
         default: .runtime
         }
-        return LuaError(kind: kind, message: message, traceback: traceback, value: value)
+        return LuaError(kind: kind, message: message, traceback: traceback, value: value, hostError: hostError)
     }
 
     static func stop(for reason: Int32) -> LuaError.Stop? {
@@ -645,9 +648,15 @@ func invokeSwift(_ L: OpaquePointer, _ body: LuaFunction) -> Int32 {
         luashim_push_argerror(L, e.index, e.message)
     } catch let e as LuaRaisable {
         e.pushErrorValue(LuaCall(L))
+    } catch let e as LuaUncatchableError {
+        LuaState.owner(of: L).uncatchableClass.push(UncatchableBox(e), in: L)
+        return LUASHIM_RAISE_NOPREFIX
     } catch let e as LuaError {
-        // A Lua error from a nested protected call: re-raise it unchanged in spirit.
-        if let v = e.value { LuaState.pushValue(L, v) } else { LuaState.pushString(L, e.message) }
+        // A Lua error from a nested protected call: re-raise it unchanged in spirit (an
+        // uncatchable one as a new value carrying the same Swift error).
+        if let carried = e.hostError as? LuaUncatchableError {
+            LuaState.owner(of: L).uncatchableClass.push(UncatchableBox(carried), in: L)
+        } else if let v = e.value { LuaState.pushValue(L, v) } else { LuaState.pushString(L, e.message) }
         return LUASHIM_RAISE_NOPREFIX
     } catch {
         LuaState.pushString(L, String(describing: error))

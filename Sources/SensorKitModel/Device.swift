@@ -36,12 +36,16 @@ public struct SRDevice: Sendable, Hashable, Comparable {
 /// recording intervals, holding period, retention, deletions) decides what of that
 /// a protocol may see. Implementations must be pure: the same question gives the
 /// same answer, and the cost is proportional to the range asked for.
+///
+/// Reads throw when a source cannot read data it holds (a recorded store's corrupt chunk:
+/// `SampleReadError`); broken data is an error, never an empty answer. A source that
+/// generates its data (the simulator) implements them without `throws`.
 public protocol SampleSource: Sendable {
     /// The devices this participant owns, phone first.
     func devices(participant: String) -> [SRDevice]
     /// Samples written in (after, through], ordered by write time, then by sample time.
     func samples(participant: String, sensor: Sensor, device: SRDevice,
-                 writtenAfter after: Double, through: Double) -> SampleBatch
+                 writtenAfter after: Double, through: Double) throws -> SampleBatch
     /// Like `samples(…writtenAfter:through:)`, keeping only the rows that `device`
     /// *produced* — wrote to its own store, before any sync to the phone — at a time in
     /// `produced` (true time). A paired device records only while the sensor records
@@ -50,7 +54,7 @@ public protocol SampleSource: Sendable {
     /// syncing keep the default, which ignores `produced` (the rows' write ranges,
     /// `storeWriteBound`, already say it all).
     func samples(participant: String, sensor: Sensor, device: SRDevice,
-                 writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch
+                 writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) throws -> SampleBatch
     /// The latest phone-store write time of a record that `device` produced at or before
     /// true time `t` (contract §4.3: watch records reach the phone at a sync at least `syncLag`
     /// later). Default: `t + syncLag` (records arrive exactly one lag later).
@@ -62,7 +66,7 @@ public protocol SampleSource: Sendable {
     /// whole chunks instead of joining them. Every row of one write time is in one piece.
     /// Default: everything, `reached == through`.
     func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
-                     producedIn produced: IntervalSet?) -> (batch: SampleBatch, reached: Double)
+                     producedIn produced: IntervalSet?) throws -> (batch: SampleBatch, reached: Double)
     /// Whether the source holds any data of `sensor` for `participant` (on any device), for a
     /// recording: false when the sensor was not recorded or not exported at all, so that a
     /// fetch of it (empty) can say why. Nil (the default) for a source that generates data.
@@ -73,8 +77,8 @@ extension SampleSource {
     public func holdsAnyData(participant: String, sensor: Sensor) -> Bool? { nil }
 
     public func samples(participant: String, sensor: Sensor, device: SRDevice,
-                        writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) -> SampleBatch {
-        samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
+                        writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) throws -> SampleBatch {
+        try samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
     }
 
     public func storeWriteBound(participant: String, device: SRDevice, producedThrough t: Double, syncLag: Double) -> Double {
@@ -82,11 +86,11 @@ extension SampleSource {
     }
 
     public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
-                            producedIn produced: IntervalSet?) -> (batch: SampleBatch, reached: Double) {
+                            producedIn produced: IntervalSet?) throws -> (batch: SampleBatch, reached: Double) {
         let batch = if let produced {
-            samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, producedIn: produced)
+            try samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, producedIn: produced)
         } else {
-            samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
+            try samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
         }
         return (batch, through)
     }

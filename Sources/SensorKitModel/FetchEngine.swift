@@ -234,7 +234,7 @@ public enum FetchEngine {
     /// data readable now (past the hold, within retention, not deleted) — empty on day 1 (T24).
     /// The deletion-record stream is fetch-only: fetchDevices on it is ignored, like
     /// start and stop (contract §8.3).
-    public static func fetchDevices(context: FetchContext, source: any SampleSource) -> FetchDevicesResponse {
+    public static func fetchDevices(context: FetchContext, source: any SampleSource) throws -> FetchDevicesResponse {
         let sw = context.switches
         if sw.platform.ignoresCalls || context.stream == .deletionRecords { return .ignored }
         guard context.entitled else { return .failed(.invalidEntitlement(context.sensor)) }
@@ -250,7 +250,7 @@ public enum FetchEngine {
                                  tombstones: [], notes: [], injectDuplicates: false,
                                  produced: producedRanges(device: device, context: context))
             var it = plan.makeIterator()
-            if it.next() != nil { out.append(device) }
+            if try it.next() != nil { out.append(device) }
         }
         return .devices(out)
     }
@@ -406,11 +406,12 @@ public enum FetchEngine {
 
 /// What a successful fetch delivers: the write-time ranges to read, streamed as
 /// `FetchChunk`s in ascending write-time order. Iterating is lazy: each step asks the
-/// source for one chunk-sized range, so memory is bounded by the chunk size.
+/// source for one chunk-sized range, so memory is bounded by the chunk size, and throws
+/// what the source's read throws (`SampleReadError`).
 ///
 /// The runtime calls the delegate once per result (`FetchChunk.resultCount`) and stops
 /// when it returns false; `didCompleteFetch` follows either way (contract §7.2).
-public struct FetchPlan: Sendable, Sequence {
+public struct FetchPlan: Sendable {
     /// The request as delivered, with `device` filled in (contract §7.5 write-back).
     public let request: FetchRequest
     public let sensor: Sensor
@@ -496,11 +497,11 @@ public struct FetchPlan: Sendable, Sequence {
 
     /// All results (at most `maxResults`) concatenated into one batch. For tests and small
     /// sensors — stream the chunks instead for dense ones.
-    public func collect(maxResults: Int? = nil) -> SampleBatch {
+    public func collect(maxResults: Int? = nil) throws -> SampleBatch {
         var out = stream == .samples ? SampleBatch.empty(for: sensor) : SampleBatch.deletionRecords([], sensor: sensor)
         var remaining = maxResults ?? Int.max
-        for chunk in self {
-            if remaining <= 0 { break }
+        var chunks = makeIterator()
+        while remaining > 0, let chunk = try chunks.next() {
             let piece = chunk.resultCount > remaining ? chunk.prefix(results: remaining) : chunk
             remaining -= piece.resultCount
             out.append(piece.batch)
@@ -509,11 +510,17 @@ public struct FetchPlan: Sendable, Sequence {
     }
 
     /// Number of results delivered in full (iterates the whole plan).
-    public func resultCount() -> Int { reduce(0) { $0 + $1.resultCount } }
+    public func resultCount() throws -> Int {
+        var n = 0
+        var chunks = makeIterator()
+        while let chunk = try chunks.next() { n += chunk.resultCount }
+        return n
+    }
 }
 
-/// Streams a `FetchPlan` chunk by chunk. Empty chunks are skipped.
-public struct FetchChunkIterator: IteratorProtocol, Sendable {
+/// Streams a `FetchPlan` chunk by chunk. Empty chunks are skipped. A step throws what the
+/// source's read throws; the iterator is then spent for that range (callers stop).
+public struct FetchChunkIterator: Sendable {
     let plan: FetchPlan
     private var rangeIndex = 0
     private var cursor: Double = -.infinity
@@ -521,7 +528,7 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
 
     init(plan: FetchPlan) { self.plan = plan }
 
-    public mutating func next() -> FetchChunk? {
+    public mutating func next() throws -> FetchChunk? {
         if plan.stream == .deletionRecords {
             guard !tombstonesDone, !plan.tombstones.isEmpty else { return nil }
             tombstonesDone = true
@@ -535,7 +542,7 @@ public struct FetchChunkIterator: IteratorProtocol, Sendable {
             let lo = max(cursor, r.after)
             guard lo.isFinite, r.through.isFinite else { rangeIndex += 1; cursor = -.infinity; continue }
             let hi = min(r.through, lo + plan.chunkSpan)
-            let (batch, answered) = plan.source.samplePiece(participant: plan.participant, sensor: plan.sensor, device: device,
+            let (batch, answered) = try plan.source.samplePiece(participant: plan.participant, sensor: plan.sensor, device: device,
                                                             writtenAfter: lo, through: hi, producedIn: plan.produced)
             // A source may answer less than asked (up to the end of one of its chunks), never nothing.
             let reached = answered > lo && answered <= hi ? answered : hi

@@ -133,8 +133,8 @@ public struct ParticipantModel: Sendable {
     }
 
     /// `fetchDevices()` — see `FetchEngine.fetchDevices`.
-    public func fetchDevices(_ sensor: Sensor, stream: FetchStream = .samples, source: any SampleSource) -> FetchDevicesResponse {
-        FetchEngine.fetchDevices(context: fetchContext(sensor, stream: stream), source: source)
+    public func fetchDevices(_ sensor: Sensor, stream: FetchStream = .samples, source: any SampleSource) throws -> FetchDevicesResponse {
+        try FetchEngine.fetchDevices(context: fetchContext(sensor, stream: stream), source: source)
     }
 
     /// `SRDevice.current`.

@@ -49,12 +49,12 @@ final class ChunkCache: @unchecked Sendable {
     deinit { budget.release(bytes) }
 
     /// The chunks: replayed when a complete read is kept, else `upstream`'s, recorded when
-    /// no other read is recording.
-    func iterator(_ upstream: () -> AnyIterator<SampleBatch>) -> AnyIterator<SampleBatch> {
+    /// no other read is recording. A read that throws is abandoned, never kept.
+    func iterator(_ upstream: () -> BatchIterator) -> BatchIterator {
         lock.lock()
         if let chunks {
             lock.unlock()
-            return AnyIterator(chunks.makeIterator())
+            return BatchIterator(chunks)
         }
         let record = !recording
         recording = true
@@ -62,8 +62,8 @@ final class ChunkCache: @unchecked Sendable {
         let source = upstream()
         guard record else { return source }
         let recorder = Recorder(cache: self)
-        return AnyIterator {
-            guard let batch = source.next() else { recorder.finish(); return nil }
+        return BatchIterator {
+            guard let batch = try source.next() else { recorder.finish(); return nil }
             recorder.add(batch)
             return batch
         }

@@ -137,6 +137,8 @@ public final class ParticipantRun {
     public let wallClock: DeviceWallClock
     public let loop = EventLoop()
     public let report: ReportBook
+    /// What this participant's fetches deliver, published to subscribers (the report's coverage).
+    public let deliveries = Deliveries()
     let output: (String) -> Void
     var readers: [WeakReader] = []
     /// What the warnings about unheard readers remember (`ReaderWarnings`).
@@ -168,6 +170,7 @@ public final class ParticipantRun {
         report.coverage.start = settings.start
         report.coverage.days = settings.days
         report.coverage.addParticipant(setup.id, timeZone: setup.timeZone, watch: source.devices(participant: setup.id).count > 1)
+        report.follow(deliveries, participant: setup.id)
         self.output = output
         self.clock = VirtualClock(start: settings.start, timeZone: setup.timeZone)
         self.wallClock = DeviceWallClock(clock)
@@ -222,26 +225,22 @@ public final class ParticipantRun {
     }
 
     /// Runs `body` (the top level or one event) and turns what it throws into a `RunError` at
-    /// the current virtual time. A sample source that cannot read its data (a corrupt store
-    /// chunk) interrupts the Lua code at once, and the run fails with the source's error
-    /// (store, participant, sensor, device, range, message), even if the protocol caught the
-    /// interruption or the read happened in Swift code that went on.
+    /// the current virtual time: the one place a participant's failure is made. A sample
+    /// source that cannot read its data (a corrupt store chunk) throws `SampleReadError`; it
+    /// reaches here as thrown (a read in Swift code) or as the `LuaError` of the Lua code that
+    /// read, carrying that very error as its `hostError` (the protocol's own `pcall` cannot
+    /// catch it: `SampleReadError` is a `LuaUncatchableError`). Either way the run fails with
+    /// the source's message (store, participant, sensor, device, range, what went wrong).
     func guarded(_ body: () throws -> Void) throws {
-        var failure: Error?
-        SampleReadFailures.observing({ [state] in state?.interrupt() }) {
-            do { try body() } catch { failure = error }
-        }
-        if let broken = SampleReadFailures.take() {
+        do {
+            try body()
+        } catch let e as RunError {
+            throw e
+        } catch let e as LuaError {
+            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
+        } catch {
             throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
-                           error: LuaError(kind: .runtime, message: broken.description))
-        }
-        switch failure {
-        case nil: return
-        case let e as LuaError: throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone), error: e)
-        case let e as RunError: throw e
-        case let e?:
-            throw RunError(participant: setup.id, time: LocalTime.minuteLabel(clock.now, clock.timeZone),
-                           error: LuaError(kind: .runtime, message: "\(e)"))
+                           error: LuaError(kind: .runtime, message: "\(error)", hostError: error))
         }
     }
 
@@ -342,3 +341,7 @@ final class WeakReader {
         self.record = reader.record
     }
 }
+
+/// A recorded store that cannot be read ends the participant's run whatever the protocol
+/// catches: broken data is an error, never missing data.
+extension SampleReadError: LuaUncatchableError {}

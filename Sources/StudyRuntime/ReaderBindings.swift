@@ -56,7 +56,7 @@ extension Bindings {
             r.record.used = true
             try self.warnWithoutDelegate(r, call, "fetchDevices")
             self.warnNoRecordedData(r)
-            let response = self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
+            let response = try self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source)
             try self.run.deliver(to: r) { [unowned self] in
                 switch response {
                 case .devices(let devices):
@@ -79,15 +79,10 @@ extension Bindings {
                           as: self.sampleSetClass)
             case .delivering(let plan):
                 self.warnRetentionLoss(r, plan)
-                let stream = r.stream
-                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) { [weak run = self.run] in
-                    var it = plan.makeIterator()
-                    return AnyIterator {
-                        guard let batch = it.next()?.batch else { return nil }
-                        // What the protocol received, for the run report's completeness grid.
-                        if stream == .samples { run?.report.coverage.note(batch, participant: run?.setup.id ?? "") }
-                        return batch
-                    }
+                let deliveries = self.run.deliveries
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
+                    var chunks = deliveries.chunks(of: plan)
+                    return BatchIterator { try chunks.next()?.batch }
                 }
                 call.push(set.cached(in: self.chunkBudget), as: self.sampleSetClass)
             }
@@ -96,7 +91,7 @@ extension Bindings {
         readerClass.method("devices") { [unowned self] r, call in
             r.record.used = true
             self.warnNoRecordedData(r)
-            switch self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source) {
+            switch try self.run.model.fetchDevices(r.sensor, stream: r.stream, source: self.run.source) {
             case .devices(let devices): call.push(.array(devices.map(self.deviceValue)))
             case .failed(let e): throw SensorKitRaise(value: try self.errorValue(e))
             case .ignored: call.push(.array([]))
@@ -203,8 +198,8 @@ extension Bindings {
                 try run.state.call(setField, [.reference(requestRef), .string("device"), deviceValue(device)], results: 0)
             }
             var stop = false
-            for chunk in plan where !stop {
-                if r.stream == .samples { run.report.coverage.note(chunk.batch, participant: run.setup.id) }
+            var chunks = run.deliveries.chunks(of: plan)
+            while !stop, let chunk = try chunks.next() {
                 for i in 0..<chunk.resultCount where !stop {
                     let result = try resultValue(chunk, i, sensor: r.sensor, stream: r.stream)
                     let answer = try run.callDelegate(r, "didFetchResult", [.reference(requestRef), result])

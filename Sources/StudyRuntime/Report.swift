@@ -52,6 +52,11 @@ public final class ReportBook {
 
     public init() {}
 
+    /// Subscribes the data coverage to what `participant`'s fetches deliver.
+    public func follow(_ deliveries: Deliveries, participant: String) {
+        deliveries.subscribe { batch in self.coverage.note(batch, participant: participant) }
+    }
+
     /// Declares a table's column order and per-column printf formats (e.g. `"%.1f"`).
     /// Throws `ReportError` for a name that cannot be a file name or would share one with another table.
     public func declare(_ name: String, columns: [String]?, formats: [String: String]) throws {

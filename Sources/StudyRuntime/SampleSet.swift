@@ -1,6 +1,23 @@
 import Foundation
 import SensorKitModel
 
+/// The batches of one pass over a `SampleSet`, read as they are asked for. A step throws
+/// what the read throws (a recorded store's `SampleReadError`); the pass then ends there.
+public struct BatchIterator {
+    private let step: () throws -> SampleBatch?
+
+    public init(_ step: @escaping () throws -> SampleBatch?) { self.step = step }
+
+    /// The batches of an array, in order (nothing is read).
+    public init(_ batches: [SampleBatch]) {
+        var it = batches.makeIterator()
+        step = { it.next() }
+    }
+
+    /// The next batch, nil at the end.
+    public func next() throws -> SampleBatch? { try step() }
+}
+
 /// A lazy, columnar set of samples: a producer of chunks plus row filters.
 ///
 /// Nothing is materialised up front: every aggregate streams the chunks the
@@ -8,7 +25,8 @@ import SensorKitModel
 /// the chunk size whatever the range. Filters are evaluated per chunk into a
 /// selection of row indices; aggregates loop over unboxed `[Double]` columns.
 public final class SampleSet: @unchecked Sendable {
-    public typealias ChunkProducer = () -> AnyIterator<SampleBatch>
+    /// Starts one pass over the set's chunks (each aggregate makes its own).
+    public typealias ChunkProducer = () -> BatchIterator
 
     public let sensor: Sensor
     /// The sensor's samples, or its deletion records (a `.tombstones` reader).
@@ -28,7 +46,7 @@ public final class SampleSet: @unchecked Sendable {
 
     /// A set built from batches already in memory.
     public convenience init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, batches: [SampleBatch]) {
-        self.init(sensor: sensor, stream: stream, timeZone: timeZone) { AnyIterator(batches.makeIterator()) }
+        self.init(sensor: sensor, stream: stream, timeZone: timeZone) { BatchIterator(batches) }
     }
 
     /// The same samples read from the source once while they fit `budget`: later passes
@@ -74,14 +92,15 @@ public final class SampleSet: @unchecked Sendable {
         return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) {
             let chunks = upstream()
             var dedup = DistinctRows()
-            return AnyIterator { chunks.next().map { dedup.filter($0) } }
+            return BatchIterator { try chunks.next().map { dedup.filter($0) } }
         }
     }
 
     /// Calls `body` with each non-empty chunk and the rows selected in it (nil: all rows).
+    /// Rethrows what reading a chunk throws (`SampleReadError`) and what `body` throws.
     public func forEachChunk(_ body: (SampleBatch, [Int]?) throws -> Void) throws {
         let chunks = produce()
-        while let batch = chunks.next() {
+        while let batch = try chunks.next() {
             guard batch.count > 0 else { continue }
             var selection: [Int]?
             for filter in filters {

@@ -6,7 +6,9 @@ extension Bindings {
     func defineSampleSet() {
         let c = sampleSetClass
         c.describe = { set in
-            let n = (try? set.count()) ?? 0
+            // A set whose filters fail shows 0; a store that cannot be read ends the run.
+            let n: Int
+            do { n = try set.count() } catch let e as LuaUncatchableError { throw e } catch { n = 0 }
             return "SampleSet(\(set.sensor.rawValue), \(n) samples\(set.filters.isEmpty ? "" : ", filtered"))"
         }
         for name in Aggregate.Name.allCases {

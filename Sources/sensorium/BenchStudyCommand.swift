@@ -65,7 +65,7 @@ struct BenchStudy: ParsableCommand {
 
         let phone = sim.model.currentDevice(source: sim.source)
         let plan = try BenchStudy.plan(sim, device: phone, from: start, to: end)
-        let reference = PathRun.measure { WeekFigures.referenceLoop(plan, timeZone: zone) }
+        let reference = try PathRun.measure { try WeekFigures.referenceLoop(plan, timeZone: zone) }
         paths.append(("Swift reference loop", reference))
         print(reference.line("Swift reference loop (one streaming pass over the simulator, selection per day)"))
 
@@ -190,7 +190,8 @@ struct BenchStudy: ParsableCommand {
         defer { try? out.close() }
         var text = "time,x,y,z\n"
         var n = 0
-        for chunk in plan {
+        var chunks = plan.makeIterator()
+        while let chunk = try chunks.next() {
             let b = chunk.batch
             guard case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
                   case .double(let zs)? = b.column("z")?.data else { continue }
@@ -293,7 +294,7 @@ struct WeekFigures: Codable {
     /// The same figures by a plain streaming loop over the plan's chunks: hour sums in a
     /// dictionary, each day's magnitudes kept until a later day starts (a day seen again
     /// continues its pool), then three quantiles by selection.
-    static func referenceLoop(_ plan: FetchPlan, timeZone: TimeZone) -> WeekFigures {
+    static func referenceLoop(_ plan: FetchPlan, timeZone: TimeZone) throws -> WeekFigures {
         var hourSums: [Int: (sum: Double, n: Int)] = [:]
         var pools: [Int: [Double]] = [:]
         var active: [Int: Int] = [:]
@@ -313,7 +314,8 @@ struct WeekFigures: Codable {
             dayActive = active[d] ?? 0
             day = d
         }
-        for chunk in plan {
+        var chunks = plan.makeIterator()
+        while let chunk = try chunks.next() {
             let b = chunk.batch
             guard case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
                   case .double(let zs)? = b.column("z")?.data else { continue }

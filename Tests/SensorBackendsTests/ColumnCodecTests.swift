@@ -268,11 +268,11 @@ final class ColumnCodecTests: XCTestCase {
 /// chunks not copied, every row of the range exactly once and in order; where two imports'
 /// chunks interleave in write time, one piece holds the whole range, ordered.
 final class StoredPieceTests: XCTestCase {
-    func pieces(_ source: RecordedSource, device: SRDevice, after: Double, through: Double) -> [(SampleBatch, Double)] {
+    func pieces(_ source: RecordedSource, device: SRDevice, after: Double, through: Double) throws -> [(SampleBatch, Double)] {
         var out: [(SampleBatch, Double)] = []
         var cursor = after
         while cursor < through {
-            let (batch, reached) = source.samplePiece(participant: "ana", sensor: .accelerometer, device: device,
+            let (batch, reached) = try source.samplePiece(participant: "ana", sensor: .accelerometer, device: device,
                                                       writtenAfter: cursor, through: through, producedIn: nil)
             XCTAssertGreaterThan(reached, cursor, "a piece moves on")
             XCTAssertLessThanOrEqual(reached, through)
@@ -300,11 +300,11 @@ final class StoredPieceTests: XCTestCase {
         let source = try store.source()
         // From mid-chunk to mid-chunk: partial first and last pieces, whole ones between.
         let after = (chunkSpans[0].0 + chunkSpans[0].1) / 2, through = (chunkSpans[3].0 + chunkSpans[3].1) / 2
-        let got = pieces(source, device: phone, after: after, through: through)
+        let got = try pieces(source, device: phone, after: after, through: through)
         XCTAssertEqual(got.map(\.1), [chunkSpans[0].1, chunkSpans[1].1, chunkSpans[2].1, through], "one piece per chunk")
         var joined = SampleBatch.empty(for: .accelerometer)
         for (b, _) in got { joined.append(b) }
-        assertSameRows(joined, source.samples(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: after, through: through),
+        assertSameRows(joined, try source.samples(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: after, through: through),
                        "pieces joined")
         try store.close()
     }
@@ -326,9 +326,9 @@ final class StoredPieceTests: XCTestCase {
             }
         }
         let source = try store.source()
-        let got = pieces(source, device: StoreBenchmark.device, after: recMonday, through: recMonday + 3_600)
+        let got = try pieces(source, device: StoreBenchmark.device, after: recMonday, through: recMonday + 3_600)
         XCTAssertEqual(got.count, 1, "interleaved chunks come as one piece")
-        XCTAssertEqual(got[0].0.writeTimes, source.samples(participant: "ana", sensor: .accelerometer, device: StoreBenchmark.device,
+        XCTAssertEqual(got[0].0.writeTimes, try source.samples(participant: "ana", sensor: .accelerometer, device: StoreBenchmark.device,
                                                            writtenAfter: recMonday, through: recMonday + 3_600).writeTimes)
         XCTAssertEqual(got[0].0.writeTimes, [write, write, write + 60, write + 60])
         try store.close()

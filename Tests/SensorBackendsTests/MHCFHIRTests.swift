@@ -145,7 +145,7 @@ final class MHCFHIRTests: XCTestCase {
         let rec = try store.source()
         let devices = rec.devices(participant: "u1").filter { rec.sensors(participant: "u1", device: $0).contains(sensor) }
         guard let d = devices.first else { XCTFail("no \(sensor) stream", file: file, line: line); throw ImportError(file: "", "none") }
-        return (d, rec.samples(participant: "u1", sensor: sensor, device: d, writtenAfter: -1e10, through: 1e10))
+        return (d, try rec.samples(participant: "u1", sensor: sensor, device: d, writtenAfter: -1e10, through: 1e10))
     }
 
     func iso(_ s: String) -> Double { ISODate.parse(s)! }

@@ -87,7 +87,7 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(watch.systemName, "watchOS")
 
         let all = (-1e10, 1e10)
-        let accel = rec.samples(participant: "p1", sensor: .accelerometer, device: phone, writtenAfter: all.0, through: all.1)
+        let accel = try rec.samples(participant: "p1", sensor: .accelerometer, device: phone, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(accel.count, 150)
         XCTAssertEqual(recInts(accel, "identifier").prefix(2), [1000, 1000])
         XCTAssertEqual(recDoubles(accel, "x")[49], 0.049, accuracy: 1e-15)
@@ -97,27 +97,27 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(accel.times[1], Self.t0 + 3_600 + 0.02, accuracy: 1e-9)
         XCTAssertEqual(accel.column("timestamp")?.present?.contains(true), false, "MHC has no uptime: missing")
 
-        let light = rec.samples(participant: "p1", sensor: .ambientLightSensor, device: phone, writtenAfter: all.0, through: all.1)
+        let light = try rec.samples(participant: "p1", sensor: .ambientLightSensor, device: phone, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(recInts(light, "placement"), [1, 2, 0, 1, 2, 0])
         XCTAssertEqual(recDoubles(light, "chromaticityX")[0], 0.31)
         XCTAssertEqual(recDoubles(light, "lux")[5], 105.5)
 
-        let pressure = rec.samples(participant: "p1", sensor: .ambientPressure, device: phone, writtenAfter: all.0, through: all.1)
+        let pressure = try rec.samples(participant: "p1", sensor: .ambientPressure, device: phone, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(recDoubles(pressure, "pressure").first, 101.325)
         XCTAssertEqual(recDoubles(pressure, "temperature").first, 21.5)
 
-        let hr = rec.samples(participant: "p1", sensor: .heartRate, device: watch, writtenAfter: all.0, through: all.1)
+        let hr = try rec.samples(participant: "p1", sensor: .heartRate, device: watch, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(recDoubles(hr, "heartRate"), [60, 61, 62, 63, 64])
         XCTAssertEqual(recInts(hr, "confidence"), [0, 1, 2, 3, 0])
 
-        let ped = rec.samples(participant: "p1", sensor: .pedometerData, device: phone, writtenAfter: all.0, through: all.1)
+        let ped = try rec.samples(participant: "p1", sensor: .pedometerData, device: phone, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(recInts(ped, "numberOfSteps"), [210, 90])
         XCTAssertEqual(ped.column("distance")?.present, [true, false])
         XCTAssertEqual(ped.column("floorsAscended")?.present, [true, false])
         XCTAssertEqual(recDoubles(ped, "endDate")[0], Self.t0 + 36_150)
         XCTAssertEqual(ped.writeTimes, [Self.t0 + 36_150, Self.t0 + 36_300])
 
-        let temp = rec.samples(participant: "p1", sensor: .wristTemperature, device: watch, writtenAfter: all.0, through: all.1)
+        let temp = try rec.samples(participant: "p1", sensor: .wristTemperature, device: watch, writtenAfter: all.0, through: all.1)
         XCTAssertEqual(temp.count, 1, "one session per file")
         XCTAssertEqual(temp.times, [Self.t0 + 3_000])
         XCTAssertEqual(recDoubles(temp, "duration"), [600])
@@ -180,15 +180,15 @@ final class RecordedImportTests: XCTestCase {
         }
         model.advance(to: Self.t0 + 5 * 86_400)
         let devices = rec.devices(participant: "p1")
-        func fetch(_ s: Sensor, _ d: SRDevice) -> SampleBatch {
-            model.fetch(FetchRequest(from: model.clock.srTime(atTrue: Self.t0 - 86_400), to: model.clock.srTime(atTrue: Self.t0 + 4 * 86_400),
+        func fetch(_ s: Sensor, _ d: SRDevice) throws -> SampleBatch {
+            try model.fetch(FetchRequest(from: model.clock.srTime(atTrue: Self.t0 - 86_400), to: model.clock.srTime(atTrue: Self.t0 + 4 * 86_400),
                                      device: d), sensor: s, source: rec).plan!.collect()
         }
-        let p = fetch(.pedometerData, devices[0])
+        let p = try fetch(.pedometerData, devices[0])
         var steps: [Int: Int] = [:]
         for (i, n) in recInts(p, "numberOfSteps").enumerated() { steps[localDay(p.times[i]), default: 0] += Int(n) }
         XCTAssertEqual(steps, expectedSteps)
-        let h = fetch(.heartRate, devices[1])
+        let h = try fetch(.heartRate, devices[1])
         var sum: [Int: Double] = [:], count: [Int: Int] = [:]
         for (i, v) in recDoubles(h, "heartRate").enumerated() { sum[localDay(h.times[i]), default: 0] += v; count[localDay(h.times[i]), default: 0] += 1 }
         XCTAssertEqual(count, hrCount)
@@ -242,7 +242,7 @@ final class RecordedImportTests: XCTestCase {
             // Write time: the latest sample time of the row's batch (identifier run).
             var batchMax: [Int64: Double] = [:]
             for r in want { batchMax[r.id] = max(batchMax[r.id] ?? -.infinity, r.t) }
-            let got = rec.samples(participant: "p", sensor: .accelerometer, device: d, writtenAfter: 0, through: 5e9)
+            let got = try rec.samples(participant: "p", sensor: .accelerometer, device: d, writtenAfter: 0, through: 5e9)
             XCTAssertEqual(got.count, want.count)
             guard got.count == want.count else { continue }
             XCTAssertEqual(got.times.map(\.bitPattern), want.map(\.t.bitPattern))
@@ -329,7 +329,7 @@ final class RecordedImportTests: XCTestCase {
             XCTAssertEqual(stats.rowsStored, 150)
             XCTAssertEqual(stats.notUnderstood, ["accelerometer sample: mystery": 5])
             let rec = try store.source()
-            rows.append(rec.samples(participant: "P1", sensor: .accelerometer, device: rec.devices(participant: "P1")[0], writtenAfter: 0, through: 4e9))
+            rows.append(try rec.samples(participant: "P1", sensor: .accelerometer, device: rec.devices(participant: "P1")[0], writtenAfter: 0, through: 4e9))
         }
         assertSameRows(rows[0], rows[1], "plain items vs the general reader")
         XCTAssertEqual(recDoubles(rows[0], "y")[0].sign, .plus, "\"-0\" and \"0\" are both +0 as whole numbers")
@@ -376,7 +376,7 @@ final class RecordedImportTests: XCTestCase {
                 guard let stored = rec.devices(participant: "ana").first(where: { $0.kind == d.kind }) else {
                     XCTFail("no \(d.kind) device stored"); continue
                 }
-                let got = rec.samples(participant: "ana", sensor: sensor, device: stored, writtenAfter: start, through: end)
+                let got = try rec.samples(participant: "ana", sensor: sensor, device: stored, writtenAfter: start, through: end)
                 assertSameRows(got, want, "\(sensor) of the \(d.kind)")
                 compared += want.count
             }
@@ -481,16 +481,16 @@ final class RecordedImportTests: XCTestCase {
         let devices = rec.devices(participant: "P7")
         XCTAssertEqual(devices.map(\.kind), [.phone, .watch])
         XCTAssertEqual(devices[0].productType, "dev-A", "MyDataHelps names no productType: the device folder stands in")
-        let accel = rec.samples(participant: "P7", sensor: .accelerometer, device: devices[0], writtenAfter: 0, through: 4e9)
+        let accel = try rec.samples(participant: "P7", sensor: .accelerometer, device: devices[0], writtenAfter: 0, through: 4e9)
         XCTAssertEqual(accel.count, 40)
         XCTAssertEqual(accel.writeTimes[0], Self.t0 + 60)
         XCTAssertEqual(accel.times[3], Self.t0 + 0.06, accuracy: 1e-9)
         XCTAssertEqual(recDoubles(accel, "timestamp")[1], 5_000.02, "CMLogItem uptime kept")
         XCTAssertEqual(recInts(accel, "identifier")[25], 2)
-        let light = rec.samples(participant: "P7", sensor: .ambientLightSensor, device: devices[0], writtenAfter: 0, through: 4e9)
+        let light = try rec.samples(participant: "P7", sensor: .ambientLightSensor, device: devices[0], writtenAfter: 0, through: 4e9)
         XCTAssertEqual(recInts(light, "placement"), [1, 3, 1, 3], "case names and raw values both read")
         XCTAssertEqual(recDoubles(light, "chromaticityY"), [0.33, 0.33, 0.33, 0.33])
-        let hr = rec.samples(participant: "P7", sensor: .heartRate, device: devices[1], writtenAfter: 0, through: 4e9)
+        let hr = try rec.samples(participant: "P7", sensor: .heartRate, device: devices[1], writtenAfter: 0, through: 4e9)
         XCTAssertEqual(recInts(hr, "confidence"), [2, 2, 2])
         XCTAssertEqual(hr.times[1], 1_732_147_260.5, "ISO 8601 dates read")
     }
@@ -525,7 +525,7 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(stats.duplicatesInInput, 2)
         XCTAssertEqual(stats.rowsStored, 4)
         let rec = try store.source()
-        let hr = rec.samples(participant: "p", sensor: .heartRate, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
+        let hr = try rec.samples(participant: "p", sensor: .heartRate, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
         XCTAssertEqual(recDoubles(hr, "heartRate"), [60, 61, 60, 60])
         XCTAssertEqual(recInts(hr, "confidence"), [3, 3, 2, 3])
     }
@@ -585,7 +585,7 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(second.rowsStored, expectedNew)
         XCTAssertTrue(second.report().contains("duplicates dropped: \(expectedDup)"), second.report())
         let rec = try store.source()
-        let all = rec.samples(participant: "p", sensor: .accelerometer, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
+        let all = try rec.samples(participant: "p", sensor: .accelerometer, device: rec.devices(participant: "p")[0], writtenAfter: 0, through: 5e9)
         XCTAssertEqual(all.count, 240_000 + expectedNew)
         XCTAssertEqual(recDoubles(all, "x").filter { $0 == 9.5 }.count, 1, "the changed row is kept beside the original")
         // Both files again: nothing changes.
@@ -834,7 +834,7 @@ extension RecordedImportTests {
         let p = try XCTUnwrap(study.participant("P1"))
         let watch = try XCTUnwrap(p.devices.first)
         XCTAssertEqual(watch.kind, .watch)
-        let batch = study.source.samples(participant: "P1", sensor: .ambientLightSensor, device: watch, writtenAfter: 1_699_471_000,
+        let batch = try study.source.samples(participant: "P1", sensor: .ambientLightSensor, device: watch, writtenAfter: 1_699_471_000,
                                          through: 1_699_472_000)
         XCTAssertEqual(batch.writeTimes.array, [1_699_471_879, 1_699_471_939, 1_699_471_999])
         XCTAssertEqual(batch.column("placement")?.data, .int([5, 1, 3]))

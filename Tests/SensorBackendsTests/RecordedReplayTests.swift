@@ -49,7 +49,7 @@ final class RecordedReplayTests: XCTestCase {
         model.advance(to: end + recDay)
         let watch = p.devices[1]
         let req = FetchRequest(from: model.clock.srTime(atTrue: start), to: model.clock.srTime(atTrue: end), device: watch)
-        let got = model.fetch(req, sensor: .heartRate, source: study.source).plan!.collect()
+        let got = try model.fetch(req, sensor: .heartRate, source: study.source).plan!.collect()
         let all = sim.samples(participant: "ana", sensor: .heartRate, device: watch, writtenAfter: start, through: end)
         XCTAssertGreaterThan(got.count, 0)
         XCTAssertLessThan(got.count, all.count)

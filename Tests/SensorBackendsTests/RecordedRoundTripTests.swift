@@ -74,7 +74,7 @@ final class RecordedRoundTripTests: XCTestCase {
                         t0 += piece
                     }
                     // The whole span in one call, and in uneven pieces (as a fetch asks).
-                    assertSameRows(rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: start, through: end),
+                    assertSameRows(try rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: start, through: end),
                                    expected, what)
                     let step = (end - start) / Double(pieces)
                     var t = start
@@ -82,7 +82,7 @@ final class RecordedRoundTripTests: XCTestCase {
                         let hi = min(end, t + step * 0.93)
                         let lo = expected.writeTimes.firstIndex { $0 > t } ?? expected.count
                         let up = expected.writeTimes.firstIndex { $0 > hi } ?? expected.count
-                        assertSameRows(rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: t, through: hi),
+                        assertSameRows(try rec.samples(participant: p.id, sensor: sensor, device: device, writtenAfter: t, through: hi),
                                        lo < up ? expected.slice(lo..<up) : SampleBatch.empty(for: sensor), "\(what) (\(t - start), \(hi - start)]")
                         t = hi
                     }
@@ -133,7 +133,7 @@ final class RecordedRoundTripTests: XCTestCase {
         let store = try RecordedStore(path: dir.appendingPathComponent("study.sqlite").path)
         try store.importData(ImportRequest(format: .native, sources: [first.path], progressBar: false))
         let rec = try store.source()
-        assertSameRows(rec.samples(participant: "P", sensor: .accelerometer, device: StoreBenchmark.device,
+        assertSameRows(try rec.samples(participant: "P", sensor: .accelerometer, device: StoreBenchmark.device,
                                    writtenAfter: recMonday, through: recMonday + 3_600), all, "stored rows")
         try NativeFormat.export(study, source: rec, to: second)
         for file in ["manifest.json", "P/phone/accelerometer.csv"] {
@@ -179,8 +179,8 @@ final class RecordedRoundTripTests: XCTestCase {
         for s in sensors {
             for device in sim.devices(participant: "ana") where s.deviceKinds.contains(device.kind) {
                 let req = FetchRequest(from: model.clock.srTime(atTrue: start), to: model.clock.srTime(atTrue: end), device: device)
-                let a = model.fetch(req, sensor: s, source: rec).plan!.collect()
-                let b = model.fetch(req, sensor: s, source: sim).plan!.collect()
+                let a = try model.fetch(req, sensor: s, source: rec).plan!.collect()
+                let b = try model.fetch(req, sensor: s, source: sim).plan!.collect()
                 XCTAssertGreaterThan(b.count, 0, "\(s) has data")
                 assertSameRows(a, b, "fetch \(s) \(device.kind)")
             }

@@ -41,17 +41,17 @@ final class WatchSyncBoundaryTests: XCTestCase {
     }
 
     /// The same participant recorded by the system all along: every sample that exists.
-    func everything(_ source: SimulatedSource, _ sensor: Sensor, now: Double) -> SampleBatch {
+    func everything(_ source: SimulatedSource, _ sensor: Sensor, now: Double) throws -> SampleBatch {
         var m = model(source)
         _ = m.authorization.setStatus(sensor, .authorized)
         m.recording.addInterval(sensor, by: .system, after: simMonday - 2 * simDay, through: now)
         m.advance(to: now)
         let req = FetchRequest(from: m.clock.srTime(atTrue: simMonday - 2 * simDay), to: m.clock.srTime(atTrue: now),
                                device: .defaultWatch)
-        return m.fetch(req, sensor: sensor, source: source).plan!.collect()
+        return try m.fetch(req, sensor: sensor, source: source).plan!.collect()
     }
 
-    func testHeartRateFetchIsExactlyWhatWasMeasuredWhileRecording() {
+    func testHeartRateFetchIsExactlyWhatWasMeasuredWhileRecording() throws {
         let source = makeSimSource([ana])
         var m = model(source)
         recordWithBoundaries(&m, [.heartRate])
@@ -59,9 +59,9 @@ final class WatchSyncBoundaryTests: XCTestCase {
         XCTAssertEqual(recorded.ranges.count, 3)
         let req = FetchRequest(from: m.clock.srTime(atTrue: simMonday - simDay), to: m.clock.srTime(atTrue: m.now),
                                device: .defaultWatch)
-        let got = m.fetch(req, sensor: .heartRate, source: source).plan!.collect()
+        let got = try m.fetch(req, sensor: .heartRate, source: source).plan!.collect()
 
-        let all = everything(source, .heartRate, now: m.now)
+        let all = try everything(source, .heartRate, now: m.now)
         let keep = all.times.indices.filter { recorded.contains(all.times[$0]) }
         let expected = all.gather(keep)
         XCTAssertGreaterThan(expected.count, 50_000)
@@ -82,7 +82,7 @@ final class WatchSyncBoundaryTests: XCTestCase {
         XCTAssertEqual(got.column("heartRate"), expected.column("heartRate"))
     }
 
-    func testWatchAccelerometerBatchesAroundAStartFollowTheWatchWrite() {
+    func testWatchAccelerometerBatchesAroundAStartFollowTheWatchWrite() throws {
         let source = makeSimSource([ana])
         var m = model(source)
         recordWithBoundaries(&m, [.accelerometer])
@@ -91,7 +91,7 @@ final class WatchSyncBoundaryTests: XCTestCase {
         // The syncs around the first start: written one lag later, give or take a sync.
         let req = FetchRequest(from: m.clock.srTime(atTrue: start + 3_600 - 1_800),
                                to: m.clock.srTime(atTrue: start + 3_600 + 3_600), device: .defaultWatch)
-        let got = m.fetch(req, sensor: .accelerometer, source: source).plan!.collect()
+        let got = try m.fetch(req, sensor: .accelerometer, source: source).plan!.collect()
         XCTAssertGreaterThan(got.count, 0)
         // A watch batch is written by the watch at its end (the last element + 1/50 s).
         guard let ids = got.column("identifier")?.data.ints else { return XCTFail("no identifier column") }
@@ -110,14 +110,14 @@ final class WatchSyncBoundaryTests: XCTestCase {
         XCTAssertLessThan(got.count, raw.count)
     }
 
-    func testOnWristRecordsOutsideRecordingAreNotDelivered() {
+    func testOnWristRecordsOutsideRecordingAreNotDelivered() throws {
         let source = makeSimSource([ana])
         var m = model(source)
         recordWithBoundaries(&m, [.onWristState])
         let recorded = m.recording.intervals(.onWristState, until: m.now)
         let req = FetchRequest(from: m.clock.srTime(atTrue: simMonday - simDay), to: m.clock.srTime(atTrue: m.now),
                                device: .defaultWatch)
-        let got = m.fetch(req, sensor: .onWristState, source: source).plan!.collect()
+        let got = try m.fetch(req, sensor: .onWristState, source: source).plan!.collect()
         XCTAssertGreaterThan(got.count, 4)
         guard case .bool(let on)? = got.column("onWrist")?.data, case .double(let onDate)? = got.column("onWristDate")?.data,
               case .double(let offDate)? = got.column("offWristDate")?.data else { return XCTFail("columns") }

@@ -225,8 +225,8 @@ extension RecordedImportTests {
         XCTAssertEqual(zstd.devices(participant: "p1"), devices)
         for sensor in [Sensor.accelerometer, .ambientLightSensor, .ambientPressure, .heartRate, .pedometerData, .wristTemperature] {
             for device in devices {
-                let a = plain.samples(participant: "p1", sensor: sensor, device: device, writtenAfter: -1e10, through: 1e10)
-                let b = zstd.samples(participant: "p1", sensor: sensor, device: device, writtenAfter: -1e10, through: 1e10)
+                let a = try plain.samples(participant: "p1", sensor: sensor, device: device, writtenAfter: -1e10, through: 1e10)
+                let b = try zstd.samples(participant: "p1", sensor: sensor, device: device, writtenAfter: -1e10, through: 1e10)
                 assertSameRows(a, b, "\(sensor) on \(device.name)")
             }
         }

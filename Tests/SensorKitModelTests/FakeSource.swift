@@ -84,6 +84,6 @@ extension FetchResponse {
     /// The collected batch, failing loudly otherwise.
     func batch(maxResults: Int? = nil, file: StaticString = #filePath, line: UInt = #line) -> SampleBatch {
         guard let plan else { preconditionFailure("expected results, got \(self)") }
-        return plan.collect(maxResults: maxResults)
+        do { return try plan.collect(maxResults: maxResults) } catch { preconditionFailure("the read failed: \(error)") }
     }
 }

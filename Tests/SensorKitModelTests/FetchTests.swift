@@ -68,7 +68,7 @@ final class FetchTests: XCTestCase {
 
     // MARK: Holding period (contract §8.1, §14.5 #5)
 
-    func testHoldingPeriodClamp() {
+    func testHoldingPeriodClamp() throws {
         var model = makeModel()
         authorizeAndRecord(&model, [.pedometerData])
         model.advance(to: T0 + hour)
@@ -79,7 +79,7 @@ final class FetchTests: XCTestCase {
         model.advance(to: T0 + 25 * hour)
         let plan = model.fetch(FetchRequest(from: SRAbsoluteTime(0), to: model.clock.current(), device: phone),
                                sensor: .pedometerData, source: source).plan!
-        let rows = plan.collect()
+        let rows = try plan.collect()
         XCTAssertEqual(rows.count, 60, "about an hour of data: one sample per minute")
         XCTAssertEqual(rows.writeTimes.first, T0 + 60)
         XCTAssertEqual(rows.writeTimes.last, T0 + hour)
@@ -217,26 +217,26 @@ final class FetchTests: XCTestCase {
 
     // MARK: Delivery (contract §7.2 step 5, contract §7.4)
 
-    func testDelegateStopCutsAtN() {
+    func testDelegateStopCutsAtN() throws {
         var model = makeModel()
         authorizeAndRecord(&model, [.pedometerData, .accelerometer])
         model.advance(to: T0 + 25 * hour)
         let obj = model.fetch(request(model, after: T0, through: model.now), sensor: .pedometerData, source: source).plan!
-        let seven = obj.collect(maxResults: 7)
+        let seven = try obj.collect(maxResults: 7)
         XCTAssertEqual(seven.count, 7)
         XCTAssertEqual(seven.writeTimes.array, (1...7).map { T0 + Double($0) * 60 })
 
         let arr = model.fetch(request(model, after: T0, through: model.now), sensor: .accelerometer, source: source).plan!
         var it = arr.makeIterator()
-        let chunk = it.next()!
+        let chunk = try it.next()!
         XCTAssertEqual(chunk.resultCount * 3, chunk.batch.count, "one result = one write batch of three elements")
         XCTAssertEqual(chunk.rows(ofResult: 1), 3..<6)
         XCTAssertEqual(chunk.timestamp(ofResult: 0), SRAbsoluteTime(60))
         let cut = chunk.prefix(results: 2)
         XCTAssertEqual(cut.batch.count, 6)
         XCTAssertEqual(cut.resultCount, 2)
-        XCTAssertEqual(arr.collect(maxResults: 5).count, 15)
-        XCTAssertEqual(arr.resultCount(), 60)
+        XCTAssertEqual(try arr.collect(maxResults: 5).count, 15)
+        XCTAssertEqual(try arr.resultCount(), 60)
     }
 
     /// contract §14.5 #6 and the design's "one call or a hundred": a week in one request equals
@@ -266,12 +266,12 @@ final class FetchTests: XCTestCase {
         XCTAssertNotEqual(week, other.fetch(request(other, after: start, through: start + 7 * day), sensor: .accelerometer, source: source).batch())
     }
 
-    func testDuplicatesAreAdjacentCopiesAndJitterOnlyReorders() {
+    func testDuplicatesAreAdjacentCopiesAndJitterOnlyReorders() throws {
         var model = makeModel { $0.duplicateRate = 0.5 }
         authorizeAndRecord(&model, [.pedometerData, .accelerometer])
         model.advance(to: T0 + 26 * hour)
         let plan = model.fetch(request(model, after: T0, through: T0 + 2 * hour), sensor: .pedometerData, source: source).plan!
-        let b = plan.collect()
+        let b = try plan.collect()
         XCTAssertGreaterThan(b.count, 120)
         XCTAssertEqual(Set(b.writeTimes).count, 120, "only copies, nothing invented")
         var i = 0
@@ -301,25 +301,25 @@ final class FetchTests: XCTestCase {
         let plan = model.fetch(request(model, after: T0, through: model.now, device: nil), sensor: .pedometerData, source: source).plan!
         XCTAssertEqual(plan.device, phone)
         XCTAssertEqual(plan.request.device, phone, "written back into the request")
-        XCTAssertEqual(plan.collect().count, 60)
+        XCTAssertEqual(try plan.collect().count, 60)
         model.switches.nilDeviceMode = .decompiledEmpty
         let empty = model.fetch(request(model, after: T0, through: model.now, device: nil), sensor: .pedometerData, source: source).plan!
         XCTAssertTrue(empty.isEmpty)
         XCTAssertNil(empty.device)
-        XCTAssertEqual(empty.collect().count, 0)
+        XCTAssertEqual(try empty.collect().count, 0)
     }
 
     func testWatchDataArriveAfterSyncLag() {
         var model = makeModel()
         authorizeAndRecord(&model, [.heartRate, .accelerometer])
         model.advance(to: T0 + 2 * hour)
-        XCTAssertEqual(model.fetchDevices(.accelerometer, source: source), .devices([]), "T24: nothing readable on day 1")
+        XCTAssertEqual(try model.fetchDevices(.accelerometer, source: source), .devices([]), "T24: nothing readable on day 1")
         model.advance(to: T0 + 25 * hour)
-        XCTAssertEqual(model.fetchDevices(.accelerometer, source: source), .devices([phone]))
-        XCTAssertEqual(model.fetchDevices(.heartRate, source: source), .devices([]))
+        XCTAssertEqual(try model.fetchDevices(.accelerometer, source: source), .devices([phone]))
+        XCTAssertEqual(try model.fetchDevices(.heartRate, source: source), .devices([]))
         model.advance(to: T0 + 26 * hour)
-        XCTAssertEqual(model.fetchDevices(.accelerometer, source: source), .devices([phone, watch]))
-        XCTAssertEqual(model.fetchDevices(.heartRate, source: source), .devices([watch]))
+        XCTAssertEqual(try model.fetchDevices(.accelerometer, source: source), .devices([phone, watch]))
+        XCTAssertEqual(try model.fetchDevices(.heartRate, source: source), .devices([watch]))
         let hr = model.fetch(request(model, after: T0, through: model.now, device: watch), sensor: .heartRate, source: source).batch()
         XCTAssertEqual(hr.count, 60)
         XCTAssertEqual(hr.writeTimes.first, T0 + 60 + hour, "stored on the phone one sync lag after recording began")
@@ -336,15 +336,15 @@ final class FetchTests: XCTestCase {
             .batch().count, 0, "heart rate never comes from the phone")
     }
 
-    func testFetchDevicesFailures() {
+    func testFetchDevicesFailures() throws {
         var model = makeModel()
-        XCTAssertEqual(model.fetchDevices(.visits, source: source), .failed(SensorKitError(.connectionNotFound,
+        XCTAssertEqual(try model.fetchDevices(.visits, source: source), .failed(SensorKitError(.connectionNotFound,
             "fetchDevices failed: not authorized for visits")), "T18: not noAuthorization")
         _ = model.requestAuthorization([.visits], policy: .denyAll)
-        guard case .failed(let e) = model.fetchDevices(.visits, source: source) else { return XCTFail() }
+        guard case .failed(let e) = try model.fetchDevices(.visits, source: source) else { return XCTFail() }
         XCTAssertEqual(e.code.rawValue, 8193)
         model.study.entitledSensors.remove(.visits)
-        guard case .failed(let e0) = model.fetchDevices(.visits, source: source) else { return XCTFail() }
+        guard case .failed(let e0) = try model.fetchDevices(.visits, source: source) else { return XCTFail() }
         XCTAssertEqual(e0.code, .invalidEntitlement)
     }
 
@@ -354,20 +354,21 @@ final class FetchTests: XCTestCase {
         var model = makeModel()
         authorizeAndRecord(&model, [.pedometerData])
         model.advance(to: T0 + 10 * day)
-        XCTAssertEqual(model.fetchDevices(.pedometerData, stream: .deletionRecords, source: source), .ignored)
-        XCTAssertEqual(model.fetchDevices(.pedometerData, source: source), .devices([phone]))
+        XCTAssertEqual(try model.fetchDevices(.pedometerData, stream: .deletionRecords, source: source), .ignored)
+        XCTAssertEqual(try model.fetchDevices(.pedometerData, source: source), .devices([phone]))
     }
 
     // MARK: Streaming (design: bounded memory)
 
-    func testDenseStreamIsChunked() {
+    func testDenseStreamIsChunked() throws {
         var model = makeModel()
         authorizeAndRecord(&model, [.accelerometer])
         model.advance(to: T0 + 30 * hour)
         let dense = DenseAccelerometer()
         let plan = model.fetch(request(model, after: T0, through: T0 + 2 * hour), sensor: .accelerometer, source: dense).plan!
         var total = 0, chunks = 0, largest = 0, results = 0
-        for chunk in plan {
+        var it = plan.makeIterator()
+        while let chunk = try it.next() {
             chunks += 1
             total += chunk.batch.count
             results += chunk.resultCount

@@ -248,7 +248,7 @@ final class ChunkCacheTests: XCTestCase {
         }
         return SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!) {
             reads.count += 1
-            return AnyIterator(batches.makeIterator())
+            return BatchIterator(batches)
         }
     }
 
@@ -258,7 +258,7 @@ final class ChunkCacheTests: XCTestCase {
         let plain = set(Reads())
         do {                                                                // an abandoned read keeps nothing
             let partial = cached!.produce()
-            XCTAssertEqual(partial.next()?.count, 1000)
+            XCTAssertEqual(try partial.next()?.count, 1000)
         }
         XCTAssertEqual(budget.held, 0)
         XCTAssertEqual(try cached!.count(), 4000)
@@ -270,6 +270,33 @@ final class ChunkCacheTests: XCTestCase {
         XCTAssertEqual(reads.count, 2, "one abandoned read, one complete read, then replays")
         cached = nil
         XCTAssertEqual(budget.held, 0, "a collected set returns its bytes")
+    }
+
+    /// A pass whose read throws (a recorded store's broken chunk) rethrows that very error
+    /// from every aggregate, through the chunk cache and a filter, and keeps nothing: the
+    /// next pass reads the source again.
+    func testAReadThatThrowsIsRethrownAndNotKept() throws {
+        struct Broken: Error {}
+        let reads = Reads(), budget = ChunkBudget(limit: 1 << 20)
+        let good = SampleBatch(sensor: .heartRate, writeTimes: [1, 2], times: [1, 2],
+                               columns: [Column(name: "heartRate", data: .double([60, 70]))])
+        let set = SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!) {
+            reads.count += 1
+            var step = 0
+            return BatchIterator {
+                step += 1
+                if step == 1 { return good }
+                throw Broken()
+            }
+        }.cached(in: budget)
+        XCTAssertThrowsError(try set.count()) { XCTAssertTrue($0 is Broken, "\($0)") }
+        XCTAssertEqual(budget.held, 0)
+        XCTAssertThrowsError(try set.filtered(RowFilter(field: "heartRate", op: .gt, operand: .number(65))).stats("heartRate")) {
+            XCTAssertTrue($0 is Broken, "\($0)")
+        }
+        XCTAssertThrowsError(try set.distinct().quantile("heartRate", 0.5)) { XCTAssertTrue($0 is Broken, "\($0)") }
+        XCTAssertEqual(reads.count, 3, "a pass that threw is read again next time")
+        XCTAssertEqual(budget.held, 0)
     }
 
     func testAReadLargerThanTheBudgetIsNotKept() throws {

@@ -23,6 +23,12 @@
 #define LUASHIM_RAISE (-1)          /* raise the value on top (a string gets the caller's file:line:) */
 #define LUASHIM_RAISE_NOPREFIX (-2) /* raise the value on top unchanged */
 #define LUASHIM_YIELD_BASE (-1000)  /* LUASHIM_YIELD_BASE - n: yield n values */
+/* The metatable name of an uncatchable host error (`LuaUncatchableError` in Swift):
+ * a userdata carrying a Swift error, raised like any error value, that the
+ * script's pcall, xpcall, coroutine.resume and coroutine.close pass on instead
+ * of catching, so
+ * only the host's own protected call ends with it. */
+#define LUASHIM_UNCATCHABLE_MT "host error"
 
 /* ---- why a script was stopped ---- */
 enum luashim_stop {
@@ -140,9 +146,11 @@ void luashim_install_sigint(lua_State *L);
 int luashim_take_sigint(void);
 
 /* ---- sandbox primitives (registered as globals by the host's policy) ---- */
-/* Replaces coroutine.resume/wrap/create with versions that keep the stop hook on
- * every running coroutine (host_main calls it after opening the libraries; raises
- * on a memory error). [-0, +0] */
+/* Replaces coroutine.resume/wrap with versions that keep the stop hook on every
+ * running coroutine, and pcall, xpcall, coroutine.resume and coroutine.close with versions that
+ * pass an uncatchable host error (LUASHIM_UNCATCHABLE_MT) on to their caller
+ * instead of returning it (host_main calls it after opening the libraries;
+ * raises on a memory error). [-0, +0] */
 void luashim_install_coroutine_guards(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
@@ -154,7 +162,7 @@ void luashim_push_sorted_iterators(lua_State *L);
  * Raises on a memory error: host_main calls it inside its protected call. [-0, +0] */
 void luashim_close_light_functions(lua_State *L);
 /* Sets the sandbox's C primitives as fields of the table on top: pairs,
- * ipairs, wrap_format(original, tostring), wrap_rep(original), wrap_xpcall(original),
+ * ipairs, wrap_format(original, tostring), wrap_rep(original),
  * wrap_collectgarbage(original, allowed options as a set), wrap_setmetatable(original),
  * wrap_tostring(identify). [-0, +0] */
 void luashim_push_sandbox_primitives(lua_State *L);

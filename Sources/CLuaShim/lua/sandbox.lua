@@ -81,9 +81,6 @@ G.print = function(...)
   host.write(concat(parts, "\t") .. "\n")
 end
 
--- A stopped script's xpcall message handler does not run (see sandboxlib.c).
-G.xpcall = host.wrap_xpcall(xpcall)
-
 string.format = host.wrap_format(string.format, tostring)
 string.rep = host.wrap_rep(string.rep)
 format = string.format

@@ -43,7 +43,7 @@ enum MDHWriter {
             var t = day
             while t < dayEnd {
                 let hi = min(dayEnd, t + 3_600)
-                let b = source.samples(participant: participant, sensor: sensor, device: device, writtenAfter: t, through: hi)
+                let b = try source.samples(participant: participant, sensor: sensor, device: device, writtenAfter: t, through: hi)
                 try writeItems(b, keys: keys, first: &first, into: &out)
                 rows += b.count
                 t = hi

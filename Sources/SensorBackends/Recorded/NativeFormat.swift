@@ -226,7 +226,7 @@ public enum NativeFormat {
         var t = start
         while t < end {
             let hi = min(end, t + piece)
-            let b = source.samples(participant: participant, sensor: sensor, device: device, writtenAfter: t, through: hi)
+            let b = try source.samples(participant: participant, sensor: sensor, device: device, writtenAfter: t, through: hi)
             t = hi
             guard b.count > 0 else { continue }
             if rows == 0 {

@@ -94,16 +94,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     public func devices(participant: String) -> [SRDevice] { devicesByParticipant[participant] ?? [] }
 
     public func samples(participant: String, sensor: Sensor, device: SRDevice,
-                        writtenAfter after: Double, through: Double) -> SampleBatch {
+                        writtenAfter after: Double, through: Double) throws -> SampleBatch {
         guard through > after, let ref = streams[participant]?[device]?[sensor] else { return SampleBatch.empty(for: sensor) }
-        do {
-            return try read(chunks(ref, after: after, through: through), sensor: sensor, after: after, through: through)
-        } catch {
-            // `samples` cannot throw: the failure goes to the reading thread's run, which stops
-            // with it (an empty batch is returned meanwhile, never used as data).
-            SampleReadFailures.report(SampleReadError(store: store.path, participant: participant, sensor: sensor, device: device,
-                                                      range: TimeRange(after: after, through: through), message: "\(error)"))
-            return SampleBatch.empty(for: sensor)
+        return try reading(participant, sensor, device, after, through) {
+            try read(chunks(ref, after: after, through: through), sensor: sensor, after: after, through: through)
         }
     }
 
@@ -112,14 +106,23 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     /// inside. Where chunks of separate imports interleave in write time, everything
     /// through `through`, joined and ordered as `samples` does.
     public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
-                            producedIn _: IntervalSet?) -> (batch: SampleBatch, reached: Double) {
+                            producedIn _: IntervalSet?) throws -> (batch: SampleBatch, reached: Double) {
         guard through > after, let ref = streams[participant]?[device]?[sensor] else { return (SampleBatch.empty(for: sensor), through) }
+        return try reading(participant, sensor, device, after, through) {
+            try readPiece(ref, sensor: sensor, after: after, through: through)
+        }
+    }
+
+    /// Runs a read of (after, through], turning whatever it throws (SQLite's error, the
+    /// decoder's `StoreCorruption`) into a `SampleReadError` naming the store, participant,
+    /// sensor, device and range.
+    private func reading<T>(_ participant: String, _ sensor: Sensor, _ device: SRDevice, _ after: Double, _ through: Double,
+                            _ body: () throws -> T) throws -> T {
         do {
-            return try readPiece(ref, sensor: sensor, after: after, through: through)
+            return try body()
         } catch {
-            SampleReadFailures.report(SampleReadError(store: store.path, participant: participant, sensor: sensor, device: device,
-                                                      range: TimeRange(after: after, through: through), message: "\(error)"))
-            return (SampleBatch.empty(for: sensor), through)
+            throw SampleReadError(store: store.path, participant: participant, sensor: sensor, device: device,
+                                  range: TimeRange(after: after, through: through), message: "\(error)")
         }
     }
 

@@ -90,7 +90,7 @@ public enum StoreBenchmark {
     /// Hourly mean magnitude and daily percentiles of accelerometer samples written in
     /// (start, end], read in one-hour pieces (memory: one day of magnitudes).
     public static func summarise(_ source: any SampleSource, participant: String, device: SRDevice,
-                                 start: Double, end: Double, timeZone: TimeZone) -> Summary {
+                                 start: Double, end: Double, timeZone: TimeZone) throws -> Summary {
         var s = Summary()
         var hourKey = Int.min, hourSum = 0.0, hourCount = 0
         var dayKey = Int.min
@@ -107,7 +107,7 @@ public enum StoreBenchmark {
         var t = start
         while t < end {
             let hi = min(end, t + 3_600)
-            let b = source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi)
+            let b = try source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi)
             t = hi
             guard b.count > 0, case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
                   case .double(let zs)? = b.column("z")?.data else { continue }
@@ -567,7 +567,7 @@ public enum StoreBenchmark {
             let rec = try store.source()
             let end = start + Double(weekDays) * 86_400
             let t = now()
-            let stored = summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
+            let stored = try summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
             let s1 = secs(t)
             output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
                           s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
@@ -579,7 +579,7 @@ public enum StoreBenchmark {
         let paris = TimeZone(identifier: "Europe/Paris")!
         let end = start + Double(weekDays) * 86_400
         var t = now()
-        let fromSim = summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let fromSim = try summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let simSeconds = secs(t)
         output(String(format: "  simulator participant-week: same summary: %.2f s, %.1f M samples/s (%d samples)",
                       simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
@@ -589,7 +589,7 @@ public enum StoreBenchmark {
         output(String(format: "  the simulator's week stored: %d rows in %.2f s", n, secs(t)))
         let rec = try simStore.source()
         t = now()
-        let fromStore = summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let fromStore = try summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let storeSeconds = secs(t)
         output(String(format: "  stored simulator week: same summary: %.2f s, %.1f M samples/s; identical result: %@",
                       storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))

@@ -1,0 +1,39 @@
+import SensorKitModel
+
+/// What a participant's fetches deliver to the protocol, published batch by batch to
+/// whoever subscribed: the run report's data coverage (`ReportBook.follow`). The fetch
+/// path publishes — a `reader:samples{}` set as its pass reads each chunk, `reader:fetch`
+/// as it delivers each chunk — and knows no subscriber.
+public final class Deliveries {
+    /// Called with each batch of samples delivered (deletion records are not published).
+    public typealias Subscriber = (SampleBatch) -> Void
+    private var subscribers: [Subscriber] = []
+
+    public init() {}
+
+    /// Calls `subscriber` with every batch of samples delivered from now on.
+    public func subscribe(_ subscriber: @escaping Subscriber) { subscribers.append(subscriber) }
+
+    /// The chunks of `plan`, read one at a time as asked for; each chunk of a sample stream
+    /// is published as it is read.
+    func chunks(of plan: FetchPlan) -> DeliveredChunks {
+        DeliveredChunks(chunks: plan.makeIterator(), deliveries: plan.stream == .samples ? self : nil)
+    }
+
+    fileprivate func publish(_ batch: SampleBatch) {
+        for subscriber in subscribers { subscriber(batch) }
+    }
+}
+
+/// A fetch plan's chunks as delivered (`Deliveries.chunks(of:)`): reading one publishes it.
+struct DeliveredChunks {
+    var chunks: FetchChunkIterator
+    let deliveries: Deliveries?
+
+    /// The next chunk, nil at the end; rethrows the source's read error (`SampleReadError`).
+    mutating func next() throws -> FetchChunk? {
+        guard let chunk = try chunks.next() else { return nil }
+        deliveries?.publish(chunk.batch)
+        return chunk
+    }
+}
