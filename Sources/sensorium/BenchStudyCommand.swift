@@ -107,11 +107,12 @@ struct BenchStudy: ParsableCommand {
 
     /// The benchmark protocol's options over `recording` (nil: the simulator).
     static func protocolOptions(days: Int, recording: String?) throws -> StudyOptions {
-        guard let stdlib = locateStdlib() else { throw CommandError("cannot find the project's stdlib/ and bench/ folders") }
-        let protocolPath = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("bench/study/protocol.lua").path
-        guard FileManager.default.fileExists(atPath: protocolPath) else { throw CommandError("missing \(protocolPath)") }
-        let scenarioPath = URL(fileURLWithPath: protocolPath).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
-        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [stdlib])
+        let protocolPath = "bench/study/protocol.lua"
+        guard FileManager.default.fileExists(atPath: protocolPath) else {
+            throw CommandError("missing \(protocolPath): run `sensorium bench study` from the project's folder (the checkout's top)")
+        }
+        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: "bench/study/scenario.lua", moduleDirectories: ["bench/study"])
+        options.stdlibFolder = stdlibOverride()
         options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
         if let recording {
             options.recordingPath = recording

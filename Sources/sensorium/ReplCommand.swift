@@ -47,7 +47,6 @@ struct ReplCommand: ParsableCommand {
     func run() throws {
         let output = OutputBuffer()
         var dirs: [String] = []
-        if let stdlib = locateStdlib() { dirs.append(stdlib) }
         var script = ""
         if let path {
             script = try resolveScript(path)
@@ -57,6 +56,7 @@ struct ReplCommand: ParsableCommand {
         }
         var options = StudyOptions(protocolPath: script, scenarioPath: scenario ?? (path != nil ? defaultScenario(beside: script) : nil),
                                    moduleDirectories: dirs)
+        options.stdlibFolder = stdlibOverride()
         options.participants = participants
         options.days = days
         options.seed = lua.seedGiven ? lua.seed : nil
@@ -292,20 +292,17 @@ final class ReplSession {
     }
 }
 
-/// `:help NAME`: the API documentation entry, from docs/lua-api.md; `:help api` lists every name.
+/// `:help NAME`: the API documentation entry, from docs/lua-api.md ($SENSORIUM_DOCS, else the
+/// copy built into the program); `:help api` lists every name.
 func helpText(_ name: String) -> String {
-    guard let text = locateDocs().flatMap({ try? String(contentsOfFile: $0, encoding: .utf8) }) else {
-        return "documentation not found (docs/lua-api.md beside the project)"
+    let text: String
+    if let env = ProcessInfo.processInfo.environment["SENSORIUM_DOCS"], !env.isEmpty {
+        guard let read = try? String(contentsOfFile: env, encoding: .utf8) else { return "documentation not found: cannot read \(env) (SENSORIUM_DOCS)" }
+        text = read
+    } else {
+        text = Stdlib.apiDocumentation
     }
     let entries = Documentation.parse(text)
     if name == "api" || name == "index" { return Documentation.index(entries) }
     return Documentation.help(name, in: entries)
-}
-
-/// docs/lua-api.md of the project ($SENSORIUM_DOCS, else beside the stdlib folder).
-func locateDocs() -> String? {
-    if let env = ProcessInfo.processInfo.environment["SENSORIUM_DOCS"], !env.isEmpty { return env }
-    guard let stdlib = locateStdlib() else { return nil }
-    let path = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("docs/lua-api.md").path
-    return FileManager.default.fileExists(atPath: path) ? path : nil
 }
