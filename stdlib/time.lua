@@ -56,7 +56,11 @@ function M.nextDay(t)
 end
 
 -- Local calendar days from `from` to `to` (exclusive): a list of { day = "YYYY-MM-DD", start, stop }.
+-- `to` must be a time the calendar can place (the years 1 to 9999): an error names it otherwise.
 function M.daysBetween(from, to)
+  if type(to) ~= "number" or not pcall(core.startOfDay, to) then
+    error("time.daysBetween: 'to' must be a time (seconds within the years 1 to 9999), got " .. tostring(to), 2)
+  end
   local out, t = {}, core.startOfDay(from)
   while t < to do
     local stop = M.nextDay(t)

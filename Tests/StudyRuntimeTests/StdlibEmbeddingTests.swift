@@ -128,4 +128,25 @@ final class StdlibEmbeddingTests: XCTestCase {
         try book.add("undeclared", row: ["anything": .int(1)])
         XCTAssertEqual(book.table("t")?.rows.count, 1)
     }
+
+    /// A state with the built-in stdlib but none of the runtime (an embedder's bare state):
+    /// `require "time"` says what it needs instead of failing inside time.lua; with
+    /// `PlainScript` installed, time and report work over the state's clock.
+    func testTimeInABareStateSaysWhatItNeeds() throws {
+        let bare = try LuaState(sandbox: Stdlib.sandbox(folder: nil, moduleDirectories: [], seed: 1))
+        XCTAssertThrowsError(try bare.execute("return require 'time'")) { error in
+            XCTAssertTrue(String(describing: error).contains("the time module needs Sensorium's runtime"), String(describing: error))
+        }
+        let state = try LuaState(sandbox: Stdlib.sandbox(folder: nil, moduleDirectories: [], seed: 1))
+        let plain = PlainScript()
+        try plain.install(in: state)
+        let result = try state.execute("""
+        local t = require "time"
+        local r = require "report"
+        r.table("x", { columns = { "day" } }):row { day = t.day(t.parse("2026-03-02 10:00")) }
+        return t == time and r == report, t.formatDuration(t.duration("90m"))
+        """)
+        XCTAssertEqual(result, [.boolean(true), .string("1h 30m")])
+        XCTAssertEqual(plain.report.table("x")?.rows, [["day": .text("2026-03-02")]])
+    }
 }
