@@ -56,12 +56,13 @@ function M.nextDay(t)
 end
 
 -- Local calendar days from `from` to `to` (exclusive): a list of { day = "YYYY-MM-DD", start, stop }.
--- `to` must be a time the calendar can place (the years 1 to 9999): an error names it otherwise.
+-- Both must be times the calendar can place (the years 1 to 9999): an error names them otherwise.
 function M.daysBetween(from, to)
-  if type(to) ~= "number" or not pcall(core.startOfDay, to) then
-    error("time.daysBetween: 'to' must be a time (seconds within the years 1 to 9999), got " .. tostring(to), 2)
-  end
   local out, t = {}, core.startOfDay(from)
+  if type(to) ~= "number" then error("time.daysBetween: 'to' must be a time (seconds), got " .. type(to), 2) end
+  if not pcall(core.startOfDay, to) then
+    error(string.format("time.daysBetween: 'to' (%.17g) is outside the calendar (the years 1 to 9999)", to), 2)
+  end
   while t < to do
     local stop = M.nextDay(t)
     out[#out + 1] = { day = core.day(t), start = t, stop = stop }
