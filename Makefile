@@ -97,12 +97,12 @@ slurm-test: slurm-deps
 fuzz: release
 	$(BIN_RELEASE) fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
 
-## install: sensorium into $(PREFIX)/bin, its stdlib into $(PREFIX)/share/sensorium/stdlib
+## install: sensorium into $(PREFIX)/bin (the stdlib and the API reference are built into it)
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/sensorium/stdlib
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BIN_RELEASE) $(DESTDIR)$(PREFIX)/bin/sensorium
-	install -m 644 stdlib/*.lua $(DESTDIR)$(PREFIX)/share/sensorium/stdlib/
 
+## uninstall: also removes the stdlib folder earlier versions installed
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/sensorium
 	rm -rf $(DESTDIR)$(PREFIX)/share/sensorium

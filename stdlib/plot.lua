@@ -26,7 +26,7 @@
 -- participant's local time.
 
 local time = require "time"
-local core = report  -- the runtime's report module: chart
+local report = require "report"  -- the one report module (its chart function draws)
 local M = {}
 
 -- A list of values 1..n with its length (nil entries become false, which the host reads as missing).
@@ -74,7 +74,10 @@ local function draw(kind, name, spec, extra)
   local chart = { kind = kind, name = name, title = spec.title, xlabel = spec.xlabel, ylabel = spec.ylabel,
                   unit = spec.unit, xclock = spec.xclock, yclock = spec.yclock }
   for k, v in pairs(extra) do chart[k] = v end
-  core.chart(chart)
+  if not report.chart then
+    error("plot." .. kind .. ": charts need a study run (this file declares no study{}, so it runs as a plain Lua script)", 3)
+  end
+  report.chart(chart)
 end
 
 -- Values over time joined by lines: x = times or days, y = numbers.

@@ -11,33 +11,17 @@
 -- written as DIR/name.csv and DIR/name.json. Columns without a format print at most
 -- three decimals; NaN prints as "nan"; nil leaves the cell empty.
 
-local core = report  -- the runtime's report module: row, table
-local M = { row = core.row }
+-- Rows of a table declared with `columns` may hold only those columns (and `participant`):
+-- any other is an error at the line that adds the row, naming the table, the column and the
+-- declared ones; `open = true` in the declaration allows any column.
+--
+-- One module: the global `report` is this same table, made by the runtime
+-- (StudyRuntime/ReportBindings.swift: row, table, finding, chart), so `require "report"`
+-- and the global are the same thing, and the checks above happen in Swift.
 
-local Table = {}
-Table.__index = Table
-
--- Adds a row (a table of column = value; numbers, strings and booleans).
-function Table:row(values)
-  for name in pairs(values) do
-    if self.known and not self.known[name] then
-      error(string.format("report table '%s' has no column '%s' (declared: %s)", self.name, name,
-        table.concat(self.columns, ", ")), 2)
-    end
-  end
-  core.row(self.name, values)
+if type(report) ~= "table" or type(report.table) ~= "function" then
+  error("the report module needs a study run: this file declares no study{}, so it runs as a plain Lua script "
+    .. "and has no report; declare study{ id = …, usage = …, entitlements = { … }, sensors = { … } } first "
+    .. "(see docs/lua-api.md)", 2)
 end
-
--- Declares a table and returns it; rows may then be added with t:row{...}.
-function M.table(name, spec)
-  spec = spec or {}
-  core.table(name, { columns = spec.columns, formats = spec.formats })
-  local known
-  if spec.columns and not spec.open then
-    known = { participant = true }
-    for _, c in ipairs(spec.columns) do known[c] = true end
-  end
-  return setmetatable({ name = name, columns = spec.columns or {}, known = known }, Table)
-end
-
-return M
+return report

@@ -8,13 +8,34 @@
 --
 -- Everything here works in the participant's local time zone (it follows travel),
 -- on the virtual clock; no function reads the machine's clock.
+--
+-- One module: the global `time` is this same table, complete before any script runs, in a
+-- protocol, a plain script and the REPL. The host registers its Swift primitives as that
+-- global (StudyRuntime/TimeBindings.swift: day, startOfDay, timezone, duration, parse,
+-- studyStart, studyEnd) and loads this file, which adds the rest to the same table.
 
-local core = time   -- the runtime's time module: now, day, startOfDay, parse, duration, …
-local M = {}
-for name, fn in pairs(core) do M[name] = fn end
+local M = time
+if type(M) ~= "table" or type(M.startOfDay) ~= "function" then
+  error("the time module needs Sensorium's runtime, which installs its clock before any script runs "
+    .. "(a protocol, `sensorium run` of a plain script, the REPL)", 2)
+end
+-- The primitives, kept as locals: a script that replaces a field of `time` changes only that field.
+local core = { day = M.day, startOfDay = M.startOfDay, studyStart = M.studyStart, studyEnd = M.studyEnd,
+               now = function() return os.time() end }
 
--- Durations in seconds. `time.duration` also reads text such as "90s", "15m", "26h", "2d", "1h30m".
-M.seconds, M.minutes, M.hours, M.days = seconds, minutes, hours, days
+-- The clock's now, in whole seconds (the virtual clock in a study).
+function M.now() return os.time() end
+-- The local hour (0-23) of a time (default now).
+function M.hour(t) return tonumber(os.date("%H", t or os.time())) end
+-- A time as text, os.date's format (default "%Y-%m-%d %H:%M"), local.
+function M.format(t, fmt) return os.date(fmt or "%Y-%m-%d %H:%M", t) end
+
+-- Durations in seconds (also the globals seconds, minutes, hours, days). `time.duration`
+-- also reads text such as "90s", "15m", "26h", "2d", "1h30m".
+function M.seconds(n) return n end
+function M.minutes(n) return n * 60 end
+function M.hours(n) return n * 3600 end
+function M.days(n) return n * 86400 end
 function M.weeks(n) return n * 7 * 86400 end
 
 -- "1h 30m", "2d 3h", "45s": a duration for people to read.
@@ -35,8 +56,13 @@ function M.nextDay(t)
 end
 
 -- Local calendar days from `from` to `to` (exclusive): a list of { day = "YYYY-MM-DD", start, stop }.
+-- Both must be times the calendar can place (the years 1 to 9999): an error names them otherwise.
 function M.daysBetween(from, to)
   local out, t = {}, core.startOfDay(from)
+  if type(to) ~= "number" then error("time.daysBetween: 'to' must be a time (seconds), got " .. type(to), 2) end
+  if not pcall(core.startOfDay, to) then
+    error(string.format("time.daysBetween: 'to' (%.17g) is outside the calendar (the years 1 to 9999)", to), 2)
+  end
   while t < to do
     local stop = M.nextDay(t)
     out[#out + 1] = { day = core.day(t), start = t, stop = stop }

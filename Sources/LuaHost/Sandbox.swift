@@ -2,14 +2,32 @@ import CLua
 import CLuaShim
 import Foundation
 
+/// A Lua module held in memory (built into the program), served by `require` by name.
+public struct EmbeddedModule: Sendable, Equatable {
+    /// The module's source text (Lua source, never bytecode).
+    public var source: [UInt8]
+    /// Where its errors and tracebacks say it is, e.g. `stdlib/time.lua`.
+    public var path: String
+
+    public init(source: [UInt8], path: String) {
+        self.source = source
+        self.path = path
+    }
+}
+
 /// What the sandbox allows a script.
 public struct SandboxOptions: Sendable, Equatable {
-    /// Folders `require` searches, in order (the project's `stdlib/`, the script's own folder).
+    /// Modules `require` finds by name before it searches any folder (the stdlib built
+    /// into the program).
+    public var embeddedModules: [String: EmbeddedModule]
+    /// Folders `require` searches, in order, for a name `embeddedModules` lacks (the
+    /// script's own folder).
     public var moduleDirectories: [String]
     /// Seed of `math.random` (runs are repeatable).
     public var seed: Int64
 
-    public init(moduleDirectories: [String] = [], seed: Int64 = 1) {
+    public init(embeddedModules: [String: EmbeddedModule] = [:], moduleDirectories: [String] = [], seed: Int64 = 1) {
+        self.embeddedModules = embeddedModules
         self.moduleDirectories = moduleDirectories
         self.seed = seed
     }
@@ -120,19 +138,14 @@ public enum Sandbox {
         }
         field("find_module") { call in
             let name = try call.string(1)
-            guard let path = Sandbox.findModule(name, in: call.state.sandbox?.moduleDirectories ?? []) else {
-                let dirs = call.state.sandbox?.moduleDirectories ?? []
+            switch Sandbox.moduleSource(name, options: call.state.sandbox ?? SandboxOptions()) {
+            case .found(let source, let path):
+                call.push(bytes: source)
+                call.push(path)
+            case .missing(let message):
                 call.pushNil()
-                call.push("module '\(name)' not found (searched " + (dirs.isEmpty ? "no folders" : dirs.map { "\($0)/" }.joined(separator: ", ")) + ")")
-                return 2
+                call.push(message)
             }
-            guard let data = FileManager.default.contents(atPath: path) else {
-                call.pushNil()
-                call.push("module '\(name)': cannot read \(path)")
-                return 2
-            }
-            call.push(bytes: Array(data))
-            call.push(path)
             return 2
         }
         luashim_push_sandbox_primitives(L)
@@ -161,6 +174,22 @@ public enum Sandbox {
         try state.pcall(arguments: 1, results: 1)
         defer { lua_settop(L, -2) }
         return state.makeReference(at: -1)
+    }
+
+    /// What `require(name)` finds: an embedded module of that name, else the first
+    /// module file in `options.moduleDirectories`; or the message `require` raises.
+    enum ModuleLookup { case found(source: [UInt8], path: String), missing(String) }
+
+    static func moduleSource(_ name: String, options: SandboxOptions) -> ModuleLookup {
+        if let module = options.embeddedModules[name] { return .found(source: module.source, path: module.path) }
+        let dirs = options.moduleDirectories
+        guard let path = findModule(name, in: dirs) else {
+            var searched = dirs.map { "\($0)/" }
+            if !options.embeddedModules.isEmpty { searched.insert("the built-in modules (\(options.embeddedModules.keys.sorted().joined(separator: ", ")))", at: 0) }
+            return .missing("module '\(name)' not found (searched " + (searched.isEmpty ? "no folders" : searched.joined(separator: ", ")) + ")")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else { return .missing("module '\(name)': cannot read \(path)") }
+        return .found(source: Array(data), path: path)
     }
 
     /// The file `require(name)` loads: `a.b` → `DIR/a/b.lua`, first folder that has it.

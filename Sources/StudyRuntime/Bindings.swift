@@ -12,6 +12,8 @@ final class Bindings {
     let readerClass = LuaClass<Reader>("SRSensorReader")
     let sampleSetClass = LuaClass<SampleSet>("SampleSet")
     let groupsClass = LuaClass<GroupedSet>("GroupedSampleSet")
+    /// The `report` module of this run (its closures hold it unowned: kept here).
+    var report: ReportModule?
     /// The prelude's (`CStudyLua/lua/runtime.lua`) `deliver(id, method, ...)`: calls a delegate method if present.
     var deliver: LuaReference?
     /// The prelude's error constructor: `make_error(code, name, domain, message, underlying)`.
@@ -43,13 +45,17 @@ final class Bindings {
         b.defineSampleSet()
         b.defineSampleSetDisplay()
         b.defineSummarize()
+        let report = ReportModule(book: run.report, participant: run.setup.id)
+        b.report = report
         state.register(b.readerClass)
         state.register(b.sampleSetClass)
         state.register(b.groupsClass)
+        state.register(report.tableClass)
         state.register("study") { call in try b.study(call) }
         state.registerModule("sensorkit", b.sensorkitFunctions() + b.catalogueFunctions())
         state.registerModule("schedule", b.scheduleFunctions())
-        state.registerModule("report", b.reportFunctions() + [b.findingFunction()] + b.chartFunctions())
+        state.registerModule("report", report.functions() + [b.findingFunction()] + b.chartFunctions())
+        state.registerModule("time", TimeBindings.functions(b.timeContext))   // completed by the prelude's require "time"
         b.installTestBuiltins(in: state)
         let prelude = try b.runPrelude(in: state)
         b.deliver = try prelude.function("deliver")

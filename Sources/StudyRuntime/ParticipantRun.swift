@@ -45,7 +45,11 @@ public struct ParticipantSetup: Sendable {
 /// Settings shared by every participant of a run.
 public struct RunSettings: Sendable {
     public var protocolPath: String
+    /// Folders `require` searches after the stdlib (the protocol's own folder).
     public var moduleDirectories: [String]
+    /// Serve the stdlib from this folder instead of the copy built into the library
+    /// (development: `SENSORIUM_STDLIB`); nil: the built-in stdlib (`Stdlib.modules`).
+    public var stdlibFolder: String?
     public var start: Double
     public var days: Int
     public var seed: Int64
@@ -55,9 +59,11 @@ public struct RunSettings: Sendable {
     public var failFast: Bool
 
     public init(protocolPath: String, moduleDirectories: [String], start: Double, days: Int, seed: Int64,
-                limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches(), failFast: Bool = false) {
+                limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches(), failFast: Bool = false,
+                stdlibFolder: String? = nil) {
         self.protocolPath = protocolPath
         self.moduleDirectories = moduleDirectories
+        self.stdlibFolder = stdlibFolder
         self.start = start
         self.days = days
         self.seed = seed
@@ -180,7 +186,7 @@ public final class ParticipantRun {
         model.advance(to: settings.start)
         model.chunkRows = 1 << 18       // ~1.5 h of 50 Hz data a chunk: few backend calls, ~15 MB a chunk
         self.state = try LuaState(limits: settings.limits,
-                                  sandbox: SandboxOptions(moduleDirectories: settings.moduleDirectories,
+                                  sandbox: Stdlib.sandbox(folder: settings.stdlibFolder, moduleDirectories: settings.moduleDirectories,
                                                           seed: Int64(bitPattern: participantSeed >> 1))) { [unowned self] state in
             state.clock = self.wallClock
             state.output = output

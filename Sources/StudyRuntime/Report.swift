@@ -1,5 +1,6 @@
 import Foundation
 import JSONText
+import SensorKitModel
 
 /// One cell of a report table.
 public enum ReportValue: Sendable, Equatable {
@@ -27,6 +28,9 @@ public final class ReportBook {
         public var formats: [String: String] = [:]
         public var rows: [[String: ReportValue]] = []
         var seenColumns: Set<String> = []
+        /// The only columns a row may have (the declared ones and `participant`); nil: any
+        /// (a table never declared with columns, or declared `open`).
+        var checkedColumns: Set<String>?
 
         /// Columns in output order.
         public var columns: [String] {
@@ -59,15 +63,27 @@ public final class ReportBook {
 
     /// Declares a table's column order and per-column printf formats (e.g. `"%.1f"`).
     /// Throws `ReportError` for a name that cannot be a file name or would share one with another table.
-    public func declare(_ name: String, columns: [String]?, formats: [String: String]) throws {
+    /// Rows of a table declared with `columns` may hold only those columns (and
+    /// `participant`), unless it is declared `open`: `add` refuses any other.
+    public func declare(_ name: String, columns: [String]?, formats: [String: String], open: Bool = false) throws {
         let i = try tableIndex(name)
-        if let columns { tables[i].declaredColumns = columns }
+        if let columns {
+            tables[i].declaredColumns = columns
+            tables[i].checkedColumns = open ? nil : Set(columns + ["participant"])
+        }
         tables[i].formats.merge(formats) { _, new in new }
     }
 
-    /// Throws `ReportError` for a name that cannot be a file name or would share one with another table.
+    /// Throws `ReportError` for a name that cannot be a file name or would share one with another table,
+    /// and for a row with a column its table's declaration does not list (naming the table, the
+    /// column, the declared columns and the closest of them).
     public func add(_ name: String, row: [String: ReportValue]) throws {
         let i = try tableIndex(name)
+        if let allowed = tables[i].checkedColumns, let unknown = row.keys.sorted().first(where: { !allowed.contains($0) }) {
+            let declared = (tables[i].declaredColumns ?? []).filter { $0 != "participant" }
+            throw ReportError(message: "report table '\(name)' has no column '\(unknown)' (declared: \(declared.joined(separator: ", ")))"
+                              + Suggestions.didYouMean(Suggestions.closest(to: unknown, among: declared)))
+        }
         tables[i].rows.append(row)
         tables[i].seenColumns.formUnion(row.keys)
     }

@@ -1,7 +1,7 @@
 import LuaHost
 import SensorKitModel
 
-/// The Swift side of the prelude's `time` and `log` modules (`__runtime`).
+/// The Swift side of the prelude (`__runtime`): `log`, SensorKit's error codes and deletion reasons.
 extension Bindings {
     /// `sensorkit.errors`: every named `SRErrorCode`, name → code.
     static var errorCodes: LuaValue {
@@ -19,13 +19,11 @@ extension Bindings {
         }))
     }
 
-    /// The time argument at `index` of `time.day`/`time.startOfDay` (the clock's now when
-    /// absent); a time the calendar cannot place (NaN, ±inf, beyond the years 1 to 9999:
-    /// `LocalTime.rangeProblem`) is an argument error naming the value.
-    func calendarTime(_ call: LuaCall, _ index: Int32) throws -> Double {
-        guard let t = try call.optionalDouble(index) else { return run.model.clock.wallNow }
-        if let problem = LocalTime.rangeProblem(t) { throw LuaArgumentError(index: index, message: "expected a time: \(problem)") }
-        return t
+    /// What this run's `time` primitives read: the participant's clock and the study's span.
+    var timeContext: TimeContext {
+        TimeContext(now: { [unowned self] in self.run.model.clock.wallNow },
+                    timeZone: { [unowned self] in self.run.clock.timeZone },
+                    study: { [unowned self] in (self.run.settings.start, self.run.settings.end) })
     }
 
     func runtimeFunctions() -> [(String, LuaFunction)] {
@@ -40,34 +38,6 @@ extension Bindings {
                 let text = try call.string(2)
                 self.run.log(level, text)
                 return 0
-            }),
-            ("timezone", { [unowned self] call in
-                call.push(self.run.clock.timeZone.identifier)
-                return 1
-            }),
-            ("day", { [unowned self] call in
-                call.push(LocalTime.dayLabel(try self.calendarTime(call, 1), self.run.clock.timeZone))
-                return 1
-            }),
-            ("start_of_day", { [unowned self] call in
-                call.push(LocalTime.startOfDay(try self.calendarTime(call, 1), self.run.clock.timeZone))
-                return 1
-            }),
-            ("duration", { [unowned self] call in
-                call.push(try self.duration(call, 1))
-                return 1
-            }),
-            ("parse", { [unowned self] call in
-                call.push(try self.when(call, 1))
-                return 1
-            }),
-            ("study_start", { [unowned self] call in
-                call.push(self.run.settings.start)
-                return 1
-            }),
-            ("study_end", { [unowned self] call in
-                call.push(self.run.settings.end)
-                return 1
             }),
             ("error_codes", { call in
                 call.push(Bindings.errorCodes)

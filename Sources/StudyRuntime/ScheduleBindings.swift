@@ -3,37 +3,13 @@ import SensorKitModel
 
 /// The `schedule` module and the time/duration arguments it shares with `time`.
 extension Bindings {
+    /// A time argument of the participant's run (`TimeBindings.time`).
     func when(_ call: LuaCall, _ index: Int32) throws -> Double {
-        if call.typeName(index) == "string" {
-            let text = try call.string(index)
-            guard let t = LocalTime.parse(text, run.clock.timeZone, studyStart: run.settings.start) else {
-                throw LuaArgumentError(index: index, message: "expected a time like \"2026-03-02 09:00\", \"day 3 09:00\" or seconds, got \"\(text)\"")
-            }
-            return t
-        }
-        guard call.typeName(index) == "number" else {
-            throw LuaArgumentError(index: index, message: "time expected (seconds, or text like \"day 3 09:00\"), got \(call.typeName(index))")
-        }
-        let t = try call.double(index)
-        guard t.isFinite else { throw LuaArgumentError(index: index, message: "expected a time, got \(InputRange.text(t))") }
-        return t
+        try TimeBindings.time(call, index, timeZone: run.clock.timeZone, studyStart: run.settings.start)
     }
 
-    func duration(_ call: LuaCall, _ index: Int32) throws -> Double {
-        if call.typeName(index) == "string" {
-            let text = try call.string(index)
-            guard let d = LocalTime.parseDuration(text) else {
-                throw LuaArgumentError(index: index, message: "expected a duration like \"26h\", \"15m\" or seconds, got \"\(text)\"")
-            }
-            return d
-        }
-        guard call.typeName(index) == "number" else {
-            throw LuaArgumentError(index: index, message: "duration expected (seconds, or text like \"15m\"), got \(call.typeName(index))")
-        }
-        let d = try call.double(index)
-        guard d.isFinite else { throw LuaArgumentError(index: index, message: "expected a duration, got \(InputRange.text(d))") }
-        return d
-    }
+    /// A duration argument (`TimeBindings.duration`).
+    func duration(_ call: LuaCall, _ index: Int32) throws -> Double { try TimeBindings.duration(call, index) }
 
     /// Queues a call of `fn(now)`; `repeatEvery` re-queues it (nil: once). Returns the schedule id.
     func scheduleCall(_ fn: LuaReference, at t: Double, id: Int? = nil, next: ((Double) -> Double?)? = nil) -> Int {

@@ -7,7 +7,11 @@ import SensorKitModel
 public struct StudyOptions: Sendable {
     public var protocolPath: String
     public var scenarioPath: String?
+    /// Folders `require` searches after the stdlib (the protocol's own folder).
     public var moduleDirectories: [String]
+    /// Serve the stdlib from this folder instead of the copy built into the library
+    /// (development: `SENSORIUM_STDLIB`); nil: the built-in stdlib (`Stdlib.modules`).
+    public var stdlibFolder: String?
     public var days: Int?
     public var participants: Int?
     public var seed: Int64?

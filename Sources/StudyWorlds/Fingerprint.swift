@@ -3,7 +3,7 @@ import SensorBackends
 import StudyRuntime
 
 /// The identity of a cohort run: digests of the protocol, the Lua modules it can load
-/// (stdlib and the protocol's folder), the scenario, the recording, the seed and the flags
+/// (the stdlib, built in or from `stdlibFolder`, and the protocol's folder), the scenario, the recording, the seed and the flags
 /// that change results. Shards of one run share it; `--jobs` and the shard index are not part of it.
 public struct Fingerprint: Sendable, Equatable {
     public var parts: [String: String]
@@ -24,7 +24,13 @@ public struct Fingerprint: Sendable, Equatable {
             return h.hex
         }
         var modules = StableDigest()
-        for dir in options.moduleDirectories {
+        if options.stdlibFolder == nil {
+            for (name, module) in Stdlib.modules.sorted(by: { $0.key < $1.key }) {
+                modules.add(name + ".lua")
+                modules.add(Data(module.source))
+            }
+        }
+        for dir in (options.stdlibFolder.map { [$0] } ?? []) + options.moduleDirectories {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".lua") }.sorted()
             for name in names {
                 modules.add(name)

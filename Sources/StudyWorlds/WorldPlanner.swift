@@ -93,7 +93,7 @@ public struct WorldPlanner: CohortPlanner {
         }
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches,
-                                      failFast: options.failFast)
+                                      failFast: options.failFast, stdlibFolder: options.stdlibFolder)
         return CohortPlan(settings: runSettings, setups: setups, world: SimulatedWorld(source: source),
                           facts: WorldPlanner.facts(runSettings, source: "simulated world", timeZone: zone), warnings: notes)
     }
@@ -131,7 +131,7 @@ public struct WorldPlanner: CohortPlanner {
         let days = options.days ?? recorded.days(in: first.timeZone, hold: hold) ?? StudyRunner.defaultDays
         let runSettings = RunSettings(protocolPath: options.protocolPath, moduleDirectories: options.moduleDirectories,
                                       start: start, days: days, seed: seed, limits: options.limits, switches: switches,
-                                      failFast: options.failFast)
+                                      failFast: options.failFast, stdlibFolder: options.stdlibFolder)
         let setups = recorded.participants.map {
             ParticipantSetup(id: $0.id, timeZone: $0.timeZone, consent: recorded.consentPolicy(participant: $0.id, at: start))
         }

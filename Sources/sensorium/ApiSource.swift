@@ -2,17 +2,20 @@ import Foundation
 import LuaHost
 import StudyRuntime
 
-/// The names of the stdlib modules (`plot`, `report`, `summary`, …): the `.lua` files of
-/// the stdlib folder, sorted; empty when there is none.
+/// The names of the stdlib modules (`plot`, `report`, `summary`, …): those built into the
+/// program (`Stdlib.modules`), sorted.
 func stdlibModuleNames() -> [String] {
-    guard let dir = locateStdlib(), let files = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return [] }
-    return files.filter { $0.hasSuffix(".lua") }.map { String($0.dropLast(4)) }.sorted()
+    Stdlib.modules.keys.sorted()
 }
 
-/// The reference's entries (docs/lua-api.md), or none when the file is not found.
+/// The reference's entries (docs/lua-api.md: $SENSORIUM_DOCS, else the copy built into the
+/// program), or none when $SENSORIUM_DOCS cannot be read.
 func documentationEntries() -> [DocEntry] {
-    guard let text = locateDocs().flatMap({ try? String(contentsOfFile: $0, encoding: .utf8) }) else { return [] }
-    return Documentation.parse(text)
+    if let env = ProcessInfo.processInfo.environment["SENSORIUM_DOCS"], !env.isEmpty {
+        guard let text = try? String(contentsOfFile: env, encoding: .utf8) else { return [] }
+        return Documentation.parse(text)
+    }
+    return Documentation.parse(Stdlib.apiDocumentation)
 }
 
 /// The API description of a participant's state: what the REPL completes and `:help`

@@ -27,9 +27,9 @@ struct BenchCohort: ParsableCommand {
     func run() throws {
         let script = try resolveScript(path)
         var dirs: [String] = []
-        if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
         var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
+        options.stdlibFolder = stdlibOverride()
         options.participants = participants
         options.days = days
         options.limits.timeLimitMilliseconds = 0

@@ -18,6 +18,9 @@ struct BenchStudy: ParsableCommand {
     @Option(help: "Days of accelerometer to summarise.")
     var days: Int = 7
 
+    @Option(help: "The benchmark protocol's folder (protocol.lua, scenario.lua): the checkout's bench/study.")
+    var protocolFolder: String = "bench/study"
+
     @Option(help: "Write the figures, times and peak memory of every path as JSON to this file (read by bench/peers).")
     var json: String?
 
@@ -49,7 +52,7 @@ struct BenchStudy: ParsableCommand {
         defer { if keep == nil { try? FileManager.default.removeItem(at: dir) } }
         if keep != nil { for f in ["week.sqlite", "week.sqlite-wal", "week.sqlite-shm"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(f)) } }
 
-        let options = try BenchStudy.protocolOptions(days: days, recording: nil)
+        let options = try BenchStudy.protocolOptions(days: days, recording: nil, folder: protocolFolder)
         guard let sim = try StudyRunner(options: options).prepare(output: { _ in }).first else { return }
         try sim.runTopLevel()
         let start = sim.settings.start, end = start + Double(days) * 86_400
@@ -76,7 +79,7 @@ struct BenchStudy: ParsableCommand {
             let size = [storePath, storePath + "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
             print(String(format: "  (the simulated week stored: %d rows in %.2f s, %.0f MB)", rows, seconds(since: t0),
                          Double(size.reduce(0, +)) / 1e6))
-            let stored = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end)
+            let stored = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end, folder: protocolFolder)
             paths.append(("Sensorium, stored", stored))
             print(stored.line("Sensorium, stored (the same protocol run over the store)"))
         }
@@ -106,12 +109,14 @@ struct BenchStudy: ParsableCommand {
     }
 
     /// The benchmark protocol's options over `recording` (nil: the simulator).
-    static func protocolOptions(days: Int, recording: String?) throws -> StudyOptions {
-        guard let stdlib = locateStdlib() else { throw CommandError("cannot find the project's stdlib/ and bench/ folders") }
-        let protocolPath = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("bench/study/protocol.lua").path
-        guard FileManager.default.fileExists(atPath: protocolPath) else { throw CommandError("missing \(protocolPath)") }
-        let scenarioPath = URL(fileURLWithPath: protocolPath).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
-        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: scenarioPath, moduleDirectories: [stdlib])
+    static func protocolOptions(days: Int, recording: String?, folder: String) throws -> StudyOptions {
+        let protocolPath = folder + "/protocol.lua"
+        guard FileManager.default.fileExists(atPath: protocolPath) else {
+            throw CommandError("missing \(protocolPath): run `sensorium bench study` from the project's folder (the checkout's top), "
+                               + "or give --protocol-folder (the checkout's bench/study)")
+        }
+        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: folder + "/scenario.lua", moduleDirectories: [folder])
+        options.stdlibFolder = stdlibOverride()
         options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
         if let recording {
             options.recordingPath = recording
@@ -124,10 +129,10 @@ struct BenchStudy: ParsableCommand {
 
     /// `sensorium bench study --replay-store PATH --replay-window FROM,TO`, run as a child:
     /// the stored path's PathRun (figures, times, peak memory of that process).
-    static func storedPathInItsOwnProcess(store: String, from: Double, to: Double) throws -> PathRun {
+    static func storedPathInItsOwnProcess(store: String, from: Double, to: Double, folder: String) throws -> PathRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)"]
+        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)", "--protocol-folder", folder]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -140,7 +145,7 @@ struct BenchStudy: ParsableCommand {
     func runStoredPathOnly(store: String) throws {
         let window = (replayWindow ?? "").split(separator: ",").compactMap { Double($0) }
         guard window.count == 2 else { throw ValidationError("--replay-window needs FROM,TO (Unix seconds)") }
-        guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store))
+        guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store, folder: protocolFolder))
             .prepare(output: { _ in }).first else { throw CommandError("the store \(store) has no participant") }
         try replay.runTopLevel()
         try replay.drain(until: window[1] + 86_400 + 3_600)

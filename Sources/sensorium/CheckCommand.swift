@@ -20,9 +20,9 @@ struct CheckCommand: ParsableCommand {
     func run() throws {
         let script = try resolveScript(path)
         var dirs: [String] = []
-        if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
         var options = StudyOptions(protocolPath: script, moduleDirectories: dirs)
+        options.stdlibFolder = stdlibOverride()
         options.participants = 1
         options.days = 1
         let runner = StudyRunner(options: options)

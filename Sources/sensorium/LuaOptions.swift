@@ -37,40 +37,12 @@ struct LuaOptions: ParsableArguments {
     }
 }
 
-/// Finds the project's `stdlib/` folder: $SENSORIUM_STDLIB, else the nearest
-/// `stdlib` beside the current folder or the executable, walking upwards (in a
-/// checkout, beside Package.swift), else `../share/sensorium/stdlib` from the
-/// executable (where `make install` puts it).
-func locateStdlib() -> String? {
-    if let env = ProcessInfo.processInfo.environment["SENSORIUM_STDLIB"], !env.isEmpty { return env }
-    let fm = FileManager.default
-    if let found = checkoutStdlib() { return found }
-    let exeDir = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent()
-    let installed = exeDir.deletingLastPathComponent().appendingPathComponent("share/sensorium/stdlib")
-    var isDir: ObjCBool = false
-    if fm.fileExists(atPath: installed.path, isDirectory: &isDir), isDir.boolValue { return installed.path }
-    return nil
-}
-
-/// The `stdlib` of a checkout (a folder with Package.swift) above the current folder or the executable.
-private func checkoutStdlib() -> String? {
-    let fm = FileManager.default
-    var starts = [fm.currentDirectoryPath]
-    let exe = URL(fileURLWithPath: selfExecutable()).resolvingSymlinksInPath().deletingLastPathComponent().path
-    starts.append(exe)
-    for start in starts {
-        var dir = URL(fileURLWithPath: start)
-        for _ in 0..<8 {
-            let candidate = dir.appendingPathComponent("stdlib")
-            var isDir: ObjCBool = false
-            if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), isDir.boolValue,
-               fm.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
-                return relativeIfBelowCurrent(candidate.path)
-            }
-            dir.deleteLastPathComponent()
-        }
-    }
-    return nil
+/// The stdlib folder that replaces the one built into the program: $SENSORIUM_STDLIB
+/// (development: edit `stdlib/*.lua` and run without rebuilding), else nil (the built-in
+/// stdlib, `Stdlib.modules`, which needs no file beside the program).
+func stdlibOverride() -> String? {
+    guard let env = ProcessInfo.processInfo.environment["SENSORIUM_STDLIB"], !env.isEmpty else { return nil }
+    return env
 }
 
 /// Shows paths below the current folder relative to it, so messages stay short and stable.

@@ -27,7 +27,8 @@ struct LualsCommand: ParsableCommand {
             throw CommandError("luals: '\(dir)' is not a folder (give the protocol folder to set up)")
         }
         let runner = StudyRunner(options: {
-            var options = StudyOptions(protocolPath: "", scenarioPath: nil, moduleDirectories: locateStdlib().map { [$0] } ?? [])
+            var options = StudyOptions(protocolPath: "", scenarioPath: nil, moduleDirectories: [])
+            options.stdlibFolder = stdlibOverride()
             options.participants = 1
             options.days = 1
             return options

@@ -34,7 +34,6 @@ struct ReplCommand: ParsableCommand {
     func run() throws {
         let output = OutputBuffer(capturing: machine)
         var dirs: [String] = []
-        if let stdlib = locateStdlib() { dirs.append(stdlib) }
         var script = ""
         if let path {
             script = try resolveScript(path)
@@ -45,6 +44,7 @@ struct ReplCommand: ParsableCommand {
         var options = StudyOptions(protocolPath: script, scenarioPath: path != nil ? defaultScenario(beside: script) : nil,
                                    moduleDirectories: dirs)
         world.apply(to: &options)
+        options.stdlibFolder = stdlibOverride()
         options.seed = lua.seedGiven ? lua.seed : nil
         options.limits = lua.limits
         let runner = StudyRunner(options: options)
@@ -381,22 +381,15 @@ final class ReplSession {
     }
 }
 
-/// `:help NAME`: the reference's entry (docs/lua-api.md), else the API description's
-/// (a stdlib export); `:help api` lists every name of both.
+/// `:help NAME`: the reference's entry (docs/lua-api.md: $SENSORIUM_DOCS, else the copy
+/// built into the program), else the API description's (a stdlib export); `:help api`
+/// lists every name of both.
 func helpText(_ name: String, _ api: ApiDescription) -> String {
     let docs = documentationEntries()
-    if docs.isEmpty { return "documentation not found (docs/lua-api.md beside the project)" }
+    if docs.isEmpty { return "documentation not found: cannot read $SENSORIUM_DOCS" }
     let entries = api.helpEntries(docs: docs)
     if name == "api" || name == "index" { return Documentation.index(entries) }
     return Documentation.help(name, in: entries)
-}
-
-/// docs/lua-api.md of the project ($SENSORIUM_DOCS, else beside the stdlib folder).
-func locateDocs() -> String? {
-    if let env = ProcessInfo.processInfo.environment["SENSORIUM_DOCS"], !env.isEmpty { return env }
-    guard let stdlib = locateStdlib() else { return nil }
-    let path = URL(fileURLWithPath: stdlib).deletingLastPathComponent().appendingPathComponent("docs/lua-api.md").path
-    return FileManager.default.fileExists(atPath: path) ? path : nil
 }
 
 /// The session whose world the terminal's Tab completes from (libedit's hook is a C

@@ -44,7 +44,6 @@ struct RunCommand: ParsableCommand {
         let output = OutputBuffer()
         let scriptDir = URL(fileURLWithPath: script).deletingLastPathComponent().path
         var dirs: [String] = []
-        if let stdlib = locateStdlib() { dirs.append(stdlib) }
         dirs.append(relativeIfBelowCurrent(scriptDir))
         let studyFlags = world.anyGiven || out != nil || recording != nil || cohort.shard != nil
         guard studyFlags || isProtocol(script) else {
@@ -53,6 +52,7 @@ struct RunCommand: ParsableCommand {
         }
         var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
         world.apply(to: &options)
+        options.stdlibFolder = stdlibOverride()
         options.seed = lua.seedGiven ? lua.seed : nil
         options.limits = lua.limits
         options.recordingPath = recording
@@ -116,11 +116,13 @@ struct RunCommand: ParsableCommand {
 
     func runPlainScript(_ script: String, dirs: [String], output: OutputBuffer) throws {
         do {
-            let state = try LuaState(limits: lua.limits, sandbox: SandboxOptions(moduleDirectories: dirs, seed: lua.seed))
+            let state = try LuaState(limits: lua.limits, sandbox: Stdlib.sandbox(folder: stdlibOverride(), moduleDirectories: dirs, seed: lua.seed))
             state.output = { output.write($0) }
             state.outputBytes = { output.write(bytes: $0) }       // print's bytes unchanged, as lua5.4's
-            try state.execute(RunCommand.plainSensorKit, chunkName: "=sensorium")
+            let plain = PlainScript()
+            try plain.install(in: state)
             try state.executeFile(script, arguments: arguments.map { .string($0) })
+            output.write(plain.report.renderText())
             output.flush()
         } catch let error as LuaError {
             output.flush()
@@ -128,20 +130,6 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
-}
-
-extension RunCommand {
-    /// A plain script (no study{}) has no SensorKit: its `sensorkit` global only says so,
-    /// at the line that touches it, instead of "attempt to index a nil value".
-    static let plainSensorKit = """
-    sensorkit = setmetatable({}, {
-      __index = function(_, key)
-        error("sensorkit." .. tostring(key) .. ": this file declares no study{}, so it runs as a plain Lua script; "
-          .. "sensorkit needs a study: declare study{ id = …, usage = …, entitlements = { … }, sensors = { … } } first "
-          .. "(see docs/lua-api.md)", 2)
-      end,
-    })
-    """
 }
 
 /// Lists failed expectations and runs an error stopped on stderr and fails the command when

@@ -7,14 +7,21 @@ import XCTest
 /// `Bindings.runPrelude` runs it with the real ones. It returns one table of named
 /// functions, which behave as the runtime relies on.
 final class RuntimePreludeTests: XCTestCase {
-    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/CStudyLua/lua/runtime.lua").path
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let path = root.appendingPathComponent("Sources/CStudyLua/lua/runtime.lua").path
 
-    /// Runs the prelude with stub `rt` functions; returns the state, its result and the log lines.
+    /// Runs the prelude with stub `rt` functions and stub `time` primitives (the prelude
+    /// completes `time` with the stdlib's time.lua, found here in the repository's `stdlib/`);
+    /// returns the state, its result and the log lines.
     func runPrelude() throws -> (LuaState, LuaTable, LogLines) {
-        let state = try LuaState()
+        let state = try LuaState(sandbox: SandboxOptions(moduleDirectories: [RuntimePreludeTests.root.appendingPathComponent("stdlib").path]))
         let logged = LogLines()
-        try state.execute("sensorkit = {}")
+        try state.execute("""
+        sensorkit = {}
+        time = { startOfDay = function(t) return t - t % 86400 end, day = function() return "1970-01-01" end,
+                 studyStart = function() return 0 end, studyEnd = function() return 86400 * 3 end }
+        """)
         let rt = state.makeModule("__runtime", [
             ("error_codes", { call in
                 call.push(.dictionary(["promptDeclined": 4, "invalidEntitlement": 3]))
@@ -52,6 +59,9 @@ final class RuntimePreludeTests: XCTestCase {
         // The runtime's modules are globals; the host functions' table is not.
         XCTAssertEqual(try state.execute("return type(time), type(log), type(days), __runtime"),
                        ["table", "table", "function", .nil])
+        // `time` is completed in place: the global is the module require "time" returns.
+        XCTAssertEqual(try state.execute("return require 'time' == time, time.formatDuration(5400), time.studyDays(), days(2)"),
+                       [.boolean(true), .string("1h 30m"), .integer(3), .integer(172800)])
     }
 
     func testFunctionsBehaveAsTheRuntimeUsesThem() throws {

@@ -187,29 +187,6 @@ extension SensoriumCLITests {
         assertContains(small.stderr, "export: up to about")
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("small/manifest.json").path))
     }
-
-    /// `make install` puts the program in PREFIX/bin and the stdlib in PREFIX/share/sensorium/stdlib:
-    /// run from a folder far from any checkout, the installed program finds its stdlib.
-    func testTheInstalledLayoutFindsItsStdlibFromAnyFolder() throws {
-        let fm = FileManager.default
-        let prefix = folder.appendingPathComponent("prefix")
-        try fm.createDirectory(at: prefix.appendingPathComponent("bin"), withIntermediateDirectories: true)
-        try fm.createDirectory(at: prefix.appendingPathComponent("share/sensorium"), withIntermediateDirectories: true)
-        try fm.copyItem(at: SensoriumCLITests.executable!, to: prefix.appendingPathComponent("bin/sensorium"))
-        let stdlib = SensoriumCLITests.executable!.deletingLastPathComponent()   // .build/debug → the checkout's stdlib, found by walking up
-        var checkout = stdlib
-        while !fm.fileExists(atPath: checkout.appendingPathComponent("stdlib/summary.lua").path) && checkout.path != "/" { checkout.deleteLastPathComponent() }
-        try fm.copyItem(at: checkout.appendingPathComponent("stdlib"), to: prefix.appendingPathComponent("share/sensorium/stdlib"))
-        try write("elsewhere/study.lua", "local t = require \"time\"\nprint(t.formatDuration(5400))\n")
-        var environment = ProcessInfo.processInfo.environment
-        environment["SENSORIUM_STDLIB"] = nil
-        let outcome = try ChildProcess.run(prefix.appendingPathComponent("bin/sensorium").path,
-                                           ["run", "study.lua", "--days", "1", "--participants", "1"],
-                                           in: folder.appendingPathComponent("elsewhere"), environment: environment, mergeErrors: true)
-        let text = String(decoding: outcome.stdout, as: UTF8.self)
-        XCTAssertEqual(outcome.status, 0, text)
-        assertContains(text, "1h 30m")
-    }
 }
 
 /// The REPL on a real terminal (tmux): Ctrl-C at the prompt or mid-line drops the line and keeps the session.

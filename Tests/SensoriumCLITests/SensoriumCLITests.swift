@@ -330,7 +330,9 @@ final class SensoriumCLITests: XCTestCase {
 /// plain Swift loop — and fails when any figure differs. (Its speed is not judged here.)
 extension SensoriumCLITests {
     func testBenchStudyPathsAgreeOnEveryFigure() throws {
-        let r = try sensorium(["bench", "study", "--days", "1", "--json", "figures.json"], timeout: 300)
+        // The benchmark protocol is the checkout's (the program finds no folder by walking up).
+        let bench = SensoriumCLITests.repositoryRoot.appendingPathComponent("bench/study").path
+        let r = try sensorium(["bench", "study", "--days", "1", "--json", "figures.json", "--protocol-folder", bench], timeout: 300)
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         assertContains(r.stdout, "Sensorium, stored (the same protocol run over the store)")
         assertContains(r.stdout, "4317000 samples, 24 hours, 1 days; every figure agrees to 1e-9: yes")

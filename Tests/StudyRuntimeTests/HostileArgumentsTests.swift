@@ -45,7 +45,8 @@ final class HostileArgumentsTests: XCTestCase {
     local function sweep()
       local reader = sensors.ambientLightSensor
       local set = reader:samples { from = time.studyStart(), to = time.now() }
-      local instances = { SRSensorReader = reader, SampleSet = set, GroupedSampleSet = set:byDay() }
+      local instances = { SRSensorReader = reader, SampleSet = set, GroupedSampleSet = set:byDay(),
+                          ReportTable = report.table("swept", { columns = { "a" } }) }
       local driven, skipped, calls, metamethods, properties = 0, {}, 0, 0, 0
       for _, name in ipairs(registry) do
         local class, method = name:match("^([%w_]+):([%w_]+)$")
@@ -113,9 +114,10 @@ final class HostileArgumentsTests: XCTestCase {
                      "SampleSet.__len", "SampleSet.__inspect", "SampleSet.__tostring", "GroupedSampleSet.__eq"] {
             XCTAssertFalse(skipped.contains(Substring(name)), "\(name) was driven")
         }
-        // Every Swift metamethod of the three classes (__index where there are properties,
+        // Every Swift metamethod of the four classes (__index where there are properties,
         // __newindex, __tostring, __eq; SampleSet's __len and __inspect) and every property.
         let registry = lines.first { $0.hasPrefix("metamethods ") }
-        XCTAssertEqual(registry, "metamethods 12, properties 3", outcome.output)
+        XCTAssertEqual(registry, "metamethods 16, properties 5", outcome.output)
+        XCTAssertFalse(skipped.contains("ReportTable:row"), "ReportTable:row was driven")
     }
 }

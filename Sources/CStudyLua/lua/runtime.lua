@@ -1,11 +1,11 @@
 -- runtime.lua — the Lua side of the study runtime (StudyRuntime/Bindings.swift runs it
 -- once per participant, after the study API's host functions are registered).
 --
--- Called with one argument: `rt`, the runtime's internal host functions (day,
--- start_of_day, timezone, duration, parse, study_start, study_end, error_codes,
--- deletion_reasons, log). Reads the global `sensorkit` (adds `errors`, `deletionReasons`
--- and `isError`); defines the globals
--- `time`, `log`, `seconds`, `minutes`, `hours` and `days`.
+-- Called with one argument: `rt`, the runtime's internal host functions (error_codes,
+-- deletion_reasons, log, undeclared_sensor). Reads the global `sensorkit` (adds `errors`,
+-- `deletionReasons` and `isError`); completes the global `time` (require "time", see
+-- StudyRuntime/TimeBindings.swift); defines the globals `log`, `seconds`, `minutes`,
+-- `hours` and `days`.
 --
 -- Returns one table, the pieces the host calls back into:
 --   deliver(id, method, ...)         calls reader id's delegate[method](reader, ...)
@@ -73,26 +73,10 @@ sk.errors = rt.error_codes()
 sk.deletionReasons = rt.deletion_reasons()
 sk.isError = function(v) return getmetatable(v) == error_mt end
 
--- Durations in seconds.
-function seconds(n) return n end
-function minutes(n) return n * 60 end
-function hours(n) return n * 3600 end
-function days(n) return n * 86400 end
-
--- time: the participant's virtual wall clock and local calendar.
-time = {
-  now = function() return os.time() end,
-  day = rt.day,                       -- "YYYY-MM-DD" of a time (default now), local
-  startOfDay = rt.start_of_day,       -- start of the local day of a time
-  hour = function(t) return tonumber(os.date("%H", t or os.time())) end,
-  format = function(t, fmt) return os.date(fmt or "%Y-%m-%d %H:%M", t) end,
-  timezone = rt.timezone,
-  duration = rt.duration,             -- "26h" → 93600
-  parse = rt.parse,                   -- "2026-03-02 09:00" (local) → seconds
-  studyStart = rt.study_start,
-  studyEnd = rt.study_end,
-  seconds = seconds, minutes = minutes, hours = hours, days = days,
-}
+-- time: the host registered its primitives as the global `time`; the stdlib's time.lua
+-- completes that same table (the global and `require "time"` are one table).
+local time = require "time"
+seconds, minutes, hours, days = time.seconds, time.minutes, time.hours, time.days
 
 -- log: lines in the run's output, stamped with participant and local time.
 local function logger(level)
