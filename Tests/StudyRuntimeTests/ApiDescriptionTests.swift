@@ -43,7 +43,7 @@ final class ApiDescriptionTests: XCTestCase {
         let api = try describe(run)
         let names = Set(api.items.map(\.name))
         // Host classes, as the state registered them.
-        XCTAssertEqual(Set(api.classes), ["SRSensorReader", "SampleSet", "GroupedSampleSet"])
+        XCTAssertEqual(Set(api.classes), ["SRSensorReader", "SampleSet", "GroupedSampleSet", "ReportTable"])
         let classMembers = run.state.hostFunctions.filter { name in
             let (owner, member, _) = ApiDescription.split(name)
             return api.classes.contains(owner) && !member.hasPrefix("__")
