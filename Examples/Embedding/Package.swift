@@ -6,7 +6,7 @@ import PackageDescription
 
 let package = Package(
     name: "Embedding",
-    dependencies: [.package(path: "../..")],
+    dependencies: [.package(name: "Sensorium", path: "../..")],
     targets: [
         .executableTarget(name: "Embedding", dependencies: [.product(name: "Sensorium", package: "Sensorium")]),
     ],

@@ -25,9 +25,10 @@ public struct StudyProtocol: Sendable {
                              moduleDirectories: [folder])
     }
 
-    /// A protocol file; `require` also searches its folder.
-    public static func file(_ path: String) -> StudyProtocol {
-        StudyProtocol(path: path, source: nil, scenario: nil, moduleDirectories: [URL(fileURLWithPath: path).deletingLastPathComponent().path])
+    /// A protocol file; `require` also searches `moduleDirectories` (nil: the file's folder).
+    public static func file(_ path: String, moduleDirectories: [String]? = nil) -> StudyProtocol {
+        StudyProtocol(path: path, source: nil, scenario: nil,
+                      moduleDirectories: moduleDirectories ?? [URL(fileURLWithPath: path).deletingLastPathComponent().path])
     }
 
     /// Protocol source text; `name` names it in errors (`protocol.lua:12: …`). `require`
@@ -42,8 +43,9 @@ public enum StudyWorld: Sendable {
     /// A simulated world from a scenario file (nil: the protocol folder's `scenario.lua`, or a
     /// default cohort drawn from the seed).
     case simulated(scenario: String? = nil)
-    /// A recorded study store made by `sensorium import` (only `participant`, when given).
-    case recorded(store: String, participant: String? = nil)
+    /// A recorded study store made by `sensorium import` (only `participant`, when given);
+    /// a scenario file gives only its seed and switches (nil: the protocol folder's `scenario.lua`).
+    case recorded(store: String, participant: String? = nil, scenario: String? = nil)
     /// The embedder's own data.
     case data(any StudyDataSource)
 }
@@ -65,6 +67,8 @@ public struct StudyConfiguration: Sendable {
     public var memoryLimitBytes = LuaLimits().memoryBytes
     /// Each call into Lua's time limit in milliseconds (default 10 s).
     public var timeLimitMilliseconds = LuaLimits().timeLimitMilliseconds
+    /// Lua instructions each call into Lua may run (0: no budget).
+    public var instructionBudget = LuaLimits().instructionBudget
     /// Participants run in parallel; the result is the same for any value.
     public var jobs = 1
     /// A failed `expect` stops the participant's run with an error instead of a finding.

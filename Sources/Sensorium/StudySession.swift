@@ -30,7 +30,8 @@ public final class StudySession {
         options.seed = c.seed
         options.start = c.start
         options.timeZone = c.timeZone
-        options.limits = LuaLimits(memoryBytes: c.memoryLimitBytes, timeLimitMilliseconds: c.timeLimitMilliseconds)
+        options.limits = LuaLimits(memoryBytes: c.memoryLimitBytes, timeLimitMilliseconds: c.timeLimitMilliseconds,
+                                   instructionBudget: c.instructionBudget)
         options.jobs = max(1, c.jobs)
         options.failFast = c.failFast
         options.stdlibFolder = c.stdlibFolder
@@ -38,8 +39,8 @@ public final class StudySession {
         case .simulated(let scenario):
             options.scenarioPath = scenario ?? p.scenario
             planner = WorldPlanner()
-        case .recorded(let store, let participant):
-            options.scenarioPath = p.scenario
+        case .recorded(let store, let participant, let scenario):
+            options.scenarioPath = scenario ?? p.scenario
             options.recordingPath = store
             options.recordingParticipant = participant
             planner = WorldPlanner()
