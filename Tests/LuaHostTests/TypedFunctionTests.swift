@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Typed registration (`LuaState.register(_:function:)`): Swift arguments and results,
