@@ -76,6 +76,7 @@ public struct StudyConfiguration: Sendable {
     /// Serve the stdlib from this folder instead of the built-in copy (development).
     public var stdlibFolder: String?
 
+    /// Every value its default (the scenario's, else Sensorium's).
     public init() {}
 }
 
@@ -83,12 +84,16 @@ public struct StudyConfiguration: Sendable {
 /// participant in virtual time, with the command line's sandbox, limits and determinism, and
 /// returns what the run produced. The command line's `sensorium run` is built on it.
 public struct Study: Sendable {
+    /// The protocol to run.
     public var `protocol`: StudyProtocol
+    /// Where the samples come from.
     public var world: StudyWorld
+    /// Days, cohort, seed, limits, jobs.
     public var configuration: StudyConfiguration
     /// The embedder's registrations, run in every participant's Lua state before the protocol.
     var extensions: [@Sendable (LuaState) throws -> Void] = []
 
+    /// A study of `studyProtocol` in `world` (default: simulated) under `configuration`.
     public init(_ studyProtocol: StudyProtocol, world: StudyWorld = .simulated(), configuration: StudyConfiguration = StudyConfiguration()) {
         self.protocol = studyProtocol
         self.world = world
@@ -131,7 +136,9 @@ public struct Study: Sendable {
 /// Why a study could not run: the message as the command line prints it (file and line,
 /// what was expected; with a traceback for Lua errors).
 public struct StudyError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, naming file, line and what was expected where known.
     public var message: String
+    /// An error with `message` (an embedder's data source may throw it too).
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

@@ -42,7 +42,9 @@ public struct StudyParticipant: Sendable, Equatable {
 
 /// The device a sample comes from.
 public enum StudyDevice: String, Sendable, Equatable, CaseIterable {
+    /// The participant's iPhone.
     case phone
+    /// The participant's Apple Watch (`StudyParticipant.hasWatch`).
     case watch
 }
 
@@ -57,6 +59,7 @@ public struct Sample: Sendable, Equatable {
     /// The sensor's fields (those of the sensor's schema other than its date).
     public var fields: [String: SampleValue]
 
+    /// A sample written at `written` about time `time` with `fields`.
     public init(written: Double, time: Double, fields: [String: SampleValue]) {
         self.written = written
         self.time = time
@@ -68,9 +71,13 @@ public struct Sample: Sendable, Equatable {
 /// as `"high"`), or a flag.
 public enum SampleValue: Sendable, Equatable, ExpressibleByFloatLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByStringLiteral, ExpressibleByBooleanLiteral {
+    /// A number (a `double`, `date` or `duration` field; an integer field takes a whole one).
     case number(Double)
+    /// An integer (an `int`, enumeration or option-set field's raw value).
     case integer(Int64)
+    /// A text (a `string` field, or an enumeration's case name).
     case text(String)
+    /// A boolean field.
     case flag(Bool)
 
     public init(floatLiteral value: Double) { self = .number(value) }

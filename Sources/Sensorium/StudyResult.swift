@@ -48,9 +48,11 @@ public struct StudyResult {
 
 /// One report table: its columns in output order and its rows.
 public struct ResultTable: Sendable {
+    /// The table's name (`report.table(name, …)`).
     public var name: String
     /// Columns in output order (declared ones first, else `participant` then by name).
     public var columns: [String]
+    /// The rows in the order the protocol added them (participant order across participants).
     public var rows: [ResultRow]
     /// The table as aligned text, as the report prints it.
     public let text: String
@@ -77,6 +79,7 @@ public struct ResultTable: Sendable {
 
 /// One row of a report table: its cells by column (a column the row did not set is absent).
 public struct ResultRow: Sendable, Equatable {
+    /// The row's cells by column name.
     public var values: [String: ResultValue]
 
     /// The cell of `column`; `.null` when the row has none.
@@ -85,10 +88,15 @@ public struct ResultRow: Sendable, Equatable {
 
 /// One cell of a report table.
 public enum ResultValue: Sendable, Equatable, CustomStringConvertible {
+    /// No value (`nil`, or a column the row did not set).
     case null
+    /// A boolean.
     case bool(Bool)
+    /// A Lua integer.
     case integer(Int64)
+    /// A Lua float.
     case number(Double)
+    /// A string.
     case text(String)
 
     init(_ value: ReportValue) {
@@ -138,11 +146,13 @@ public enum ResultValue: Sendable, Equatable, CustomStringConvertible {
 
 /// A failed `expect` check, or a run an error stopped (`isStoppedRun`).
 public struct StudyFinding: Sendable, Equatable, CustomStringConvertible {
+    /// The participant's id.
     public var participant: String
     /// Virtual local time, `YYYY-MM-DD HH:MM`.
     public var time: String
     /// `file:line` of the protocol line that made the check (empty for a stopped run).
     public var location: String
+    /// What failed (`expected …`, or `run stopped: …` with the error and its traceback).
     public var message: String
     /// Whether an error stopped the participant's run (the message says which).
     public var isStoppedRun: Bool
