@@ -172,7 +172,9 @@ import CLuaShim
 
 /// A plain error message raised from a Swift function (the caller's `file:line:` is prefixed).
 public struct LuaScriptError: Error, Sendable, CustomStringConvertible {
+    /// The message, raised with the caller's `file:line:` prefixed.
     public var message: String
+    /// An error raised with `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }

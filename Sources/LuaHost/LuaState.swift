@@ -13,12 +13,14 @@ public struct LuaLimits: Sendable, Equatable {
     /// Deterministic, but a set budget makes tight loops about 2x slower.
     public var instructionBudget: Int
 
+    /// Limits of `memoryBytes` (0: none), `timeLimitMilliseconds` per call (0: none) and `instructionBudget` per call (0: none).
     public init(memoryBytes: Int = 256 << 20, timeLimitMilliseconds: Int = 10_000, instructionBudget: Int = 0) {
         self.memoryBytes = memoryBytes
         self.timeLimitMilliseconds = timeLimitMilliseconds
         self.instructionBudget = instructionBudget
     }
 
+    /// No memory, time or instruction limit.
     public static let unlimited = LuaLimits(memoryBytes: 0, timeLimitMilliseconds: 0, instructionBudget: 0)
 }
 
@@ -33,6 +35,7 @@ public final class LuaState {
     /// (`push`, `value(at:)`, `makeReference(at:)`, `pcall`, `withStackGuard`), and host
     /// functions the `LuaCall` they are given.
     let L: OpaquePointer
+    /// The limits in force (`setLimits`).
     public private(set) var limits: LuaLimits
     /// Where `print` writes. Default: standard output.
     public var output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
@@ -155,7 +158,9 @@ public final class LuaState {
 
     /// Bytes of Lua heap in use, and the peak since the last reset.
     public var memoryInUse: Int { luashim_memory_used(L) }
+    /// The most memory the state held since creation or `resetPeakMemory()` (bytes).
     public var peakMemory: Int { luashim_memory_peak(L) }
+    /// Starts `peakMemory` again from the memory in use.
     public func resetPeakMemory() { luashim_reset_memory_peak(L) }
 
     /// Runs a full garbage collection.
@@ -172,6 +177,7 @@ public final class LuaState {
         try load(source + [0], count: source.count, chunkName: chunkName)
     }
 
+    /// Compiles `source` as chunk `chunkName` (see the byte form).
     public func load(_ source: String, chunkName: String) throws {
         try load(Array(source.utf8) + [0], count: source.utf8.count, chunkName: chunkName)
     }
