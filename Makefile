@@ -20,7 +20,7 @@ FUZZ_SEED    ?= 1
 FUZZ_CASES   ?= 5000
 FUZZ_JOBS    ?= 2
 
-.PHONY: all deps slurm-deps apt-install build release demo test slurm-test lua-testsuite golden bench bench-peers fuzz install uninstall clean jupyter jupyter-test
+.PHONY: all deps slurm-deps apt-install build release demo test embedding-example slurm-test lua-testsuite golden bench bench-peers fuzz install uninstall clean jupyter jupyter-test
 
 all: build
 
@@ -69,9 +69,18 @@ test: deps
 	timeout -k 30 2700 $(SWIFT) test --skip-build
 	.build/debug/sensorium test protocols/
 	.build/debug/sensorium fuzz --cases 50 --seed $(FUZZ_SEED)
+	$(MAKE) --no-print-directory embedding-example
 	$(MAKE) --no-print-directory lua-testsuite
 	$(MAKE) --no-print-directory jupyter-test
 	$(MAKE) --no-print-directory slurm-test
+
+## embedding-example: build Examples/Embedding (a program that embeds the Sensorium library by
+## path, with its own data source and Lua function), run it in its folder and compare its output
+## with the committed Examples/Embedding/expected-output.txt (made by running it, then reviewed)
+embedding-example:
+	$(SWIFT) build --package-path Examples/Embedding
+	cd Examples/Embedding && .build/debug/Embedding > .build/output.txt
+	diff -u Examples/Embedding/expected-output.txt Examples/Embedding/.build/output.txt
 
 ## lua-testsuite: Lua 5.4.4's own test suite (its testes/ folder) through `sensorium run`,
 ## minus the blocks contrib/lua-testsuite/removals.txt lists (about 5 s). The files come

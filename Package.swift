@@ -4,12 +4,10 @@ import PackageDescription
 let package = Package(
     name: "Sensorium",
     products: [
+        // For embedders: run protocols against a simulated world, a recorded store or one's
+        // own data (docs/embedding.md lists the public surface); LuaHost for plain Lua.
+        .library(name: "Sensorium", targets: ["Sensorium"]),
         .library(name: "LuaHost", targets: ["LuaHost"]),
-        .library(name: "SensorKitModel", targets: ["SensorKitModel"]),
-        .library(name: "JSONText", targets: ["JSONText"]),
-        .library(name: "SensorBackends", targets: ["SensorBackends"]),
-        .library(name: "StudyRuntime", targets: ["StudyRuntime"]),
-        .library(name: "StudyWorlds", targets: ["StudyWorlds"]),
         .executable(name: "sensorium", targets: ["sensorium"]),
     ],
     dependencies: [
@@ -42,8 +40,11 @@ let package = Package(
         .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText", "CStudyLua"]),
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
+        // The embedding API: a protocol, a world (simulated, recorded, an embedder's data
+        // source) and a configuration in; tables, findings and output out.
+        .target(name: "Sensorium", dependencies: ["LuaHost", "SensorKitModel", "StudyRuntime", "StudyWorlds"]),
         .executableTarget(name: "sensorium", dependencies: [
-            "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "JSONText", "CLua", "CLuaShim", "CEditLine",
+            "Sensorium", "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "JSONText", "CLua", "CLuaShim", "CEditLine",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
@@ -54,6 +55,7 @@ let package = Package(
         // Runs the built `sensorium` executable (found beside the test bundle).
         // CZlib: the browser test decodes Chromium's PNG screenshots.
         .testTarget(name: "SensoriumCLITests", dependencies: ["CZlib"]),
+        .testTarget(name: "SensoriumTests", dependencies: ["Sensorium", "LuaHost"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,7 +22,8 @@ allowed() {
     SensorBackends) echo "$system SensorKitModel JSONText CIsal CZstd GRDB" ;;
     StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText CStudyLua" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;
-    sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;
+    Sensorium)      echo "$system LuaHost SensorKitModel StudyRuntime StudyWorlds" ;;
+    sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim Sensorium LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;
     *)              echo "?" ;;
   esac
 }

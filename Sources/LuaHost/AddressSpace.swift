@@ -24,6 +24,7 @@ public enum AddressSpace {
     /// --memory-limit 256, 770 MiB for --jobs 2, 1455 MiB for --jobs 4; 678 MiB for --jobs 4
     /// with --memory-limit 64), with about 10 % headroom.
     public static let fixed = 192 << 20
+    /// Address space reserved for each thread that runs Lua states (bytes).
     public static let perThread = 96 << 20
 
     /// The address space `states` states at once (each on its own thread) need, with the

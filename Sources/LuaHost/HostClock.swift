@@ -17,6 +17,7 @@ public protocol HostClock: AnyObject {
 /// A clock that stands still unless moved: the default for plain script runs.
 public final class FixedClock: HostClock {
     public var now: Double
+    /// The fixed time the clock shows (seconds since 1970).
     public var start: Double
     public var timeZone: TimeZone
     public var elapsed: Double { now - start }

@@ -7,7 +7,7 @@ import CLuaShim
 /// checks, raw reads, pushes under the soft memory cap), because a Swift frame
 /// is on the stack. Report a problem by throwing: the trampoline raises it as a
 /// Lua error once this frame has returned.
-public struct LuaCall {
+@_spi(Bindings) public struct LuaCall {
     /// The raw state, for LuaHost only (embedders use the typed API below).
     let L: OpaquePointer
 
@@ -158,10 +158,10 @@ public struct LuaCall {
 
 /// The signature of a Swift function callable from Lua: read arguments from the
 /// call, push results, return how many were pushed (or throw).
-public typealias LuaFunction = (LuaCall) throws -> Int32
+@_spi(Bindings) public typealias LuaFunction = (LuaCall) throws -> Int32
 
 /// A "bad argument" error: raised as `bad argument #n to 'name' (message)`.
-public struct LuaArgumentError: Error, Sendable {
+@_spi(Bindings) public struct LuaArgumentError: Error, Sendable {
     public var index: Int32
     public var message: String
     public init(index: Int32, message: String) {
@@ -172,13 +172,15 @@ public struct LuaArgumentError: Error, Sendable {
 
 /// A plain error message raised from a Swift function (the caller's `file:line:` is prefixed).
 public struct LuaScriptError: Error, Sendable, CustomStringConvertible {
+    /// The message, raised with the caller's `file:line:` prefixed.
     public var message: String
+    /// An error raised with `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
 
 /// An error a Swift function raises as a Lua value of its own (a table or userdata).
-public protocol LuaRaisable: Error {
+@_spi(Bindings) public protocol LuaRaisable: Error {
     /// Pushes the error value. [-0, +1]
     func pushErrorValue(_ call: LuaCall)
 }

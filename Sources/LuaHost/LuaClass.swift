@@ -8,7 +8,7 @@ import CLuaShim
 /// an address, supports `<close>` and `==`, and releases the object in `__gc`
 /// or `__close`, whichever runs first; after that, methods report
 /// "`name` is closed". Methods and properties are Swift closures.
-public final class LuaClass<Object: AnyObject> {
+@_spi(Bindings) public final class LuaClass<Object: AnyObject> {
     public typealias Method = (Object, LuaCall) throws -> Int32
     public typealias Getter = (Object, LuaCall) throws -> Void
     public typealias Setter = (Object, LuaCall, Int32) throws -> Void
@@ -193,10 +193,10 @@ public final class LuaClass<Object: AnyObject> {
 
 extension LuaState {
     /// Registers a userdata class (its metatable) with this state.
-    public func register<T>(_ type: LuaClass<T>) { type.register(in: self) }
+    @_spi(Bindings) public func register<T>(_ type: LuaClass<T>) { type.register(in: self) }
 
     /// Pushes a Swift object as an instance of `type`. [-0, +1]
-    public func push<T>(_ object: T, as type: LuaClass<T>) { type.push(object, in: L) }
+    @_spi(Bindings) public func push<T>(_ object: T, as type: LuaClass<T>) { type.push(object, in: L) }
 }
 
 /// The per-class token a userdata carries so its C `__gc` can release the Swift object.

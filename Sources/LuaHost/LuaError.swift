@@ -5,10 +5,15 @@
 /// traceback frame in a script). `traceback` is the stack at the point of the
 /// error, when one could be taken. `value` keeps a non-string error object.
 public struct LuaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure ended the call.
     public enum Kind: String, Sendable {
+        /// The chunk did not compile.
         case syntax
+        /// The code raised an error.
         case runtime
+        /// Lua could not allocate memory.
         case memory
+        /// The message handler itself failed.
         case errorHandler
         /// A limit stopped the script: see `stop`.
         case stopped
@@ -16,24 +21,36 @@ public struct LuaError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// Which limit stopped a script.
     public enum Stop: String, Sendable {
+        /// `LuaLimits.instructionBudget` ran out.
         case instructionBudget = "instruction budget"
+        /// `LuaLimits.timeLimitMilliseconds` passed.
         case timeLimit = "time limit"
+        /// `LuaLimits.memoryBytes` was reached.
         case memoryLimit = "memory limit"
+        /// `LuaState.interrupt()` (Ctrl-C) stopped it.
         case interrupted
     }
 
+    /// What kind of failure this is.
     public var kind: Kind
+    /// The error message, with its `chunk:line:` prefix when Lua gave one.
     public var message: String
+    /// The chunk (file) the error happened in, when known.
     public var chunk: String?
+    /// The line the error happened on, when known.
     public var line: Int?
+    /// The Lua stack at the error, when one could be taken.
     public var traceback: String?
+    /// The limit that stopped the script (`kind == .stopped`).
     public var stop: Stop?
+    /// The error object when it was not a string (a table, a userdata).
     public var value: LuaValue?
     /// The Swift error itself when the error value was one a host function raised as a
     /// `LuaUncatchableError` (or a Swift error Swift code wrapped here): its identity,
     /// for the embedder to act on by type rather than by message.
     public var hostError: (any Error)?
 
+    /// An error of `kind` with `message` and what is known of where and why.
     public init(kind: Kind, message: String, chunk: String? = nil, line: Int? = nil,
                 traceback: String? = nil, stop: Stop? = nil, value: LuaValue? = nil, hostError: (any Error)? = nil) {
         self.hostError = hostError

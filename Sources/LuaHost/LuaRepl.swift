@@ -6,6 +6,7 @@
 /// otherwise it runs as statements. Errors leave the state usable. The first value a
 /// chunk printed is kept in the global `_`.
 public final class LuaRepl {
+    /// What the REPL answers to a line.
     public enum Reply: Equatable {
         /// The chunk is incomplete: show the continuation prompt.
         case needMore
@@ -15,21 +16,27 @@ public final class LuaRepl {
         case error(String)
     }
 
+    /// The state chunks run in.
     public let state: LuaState
     private var pending: [String] = []
+    /// The name chunks get in errors (`=stdin`).
     public let chunkName: String
 
+    /// A REPL over `state`.
     public init(state: LuaState, chunkName: String = "=stdin") {
         self.state = state
         self.chunkName = chunkName
     }
 
+    /// `> `, or `>> ` while a chunk is incomplete.
     public var prompt: String { pending.isEmpty ? "> " : ">> " }
+    /// Whether an incomplete chunk waits for more lines.
     public var isContinuing: Bool { !pending.isEmpty }
 
     /// Drops a half-typed chunk (Ctrl-C at the continuation prompt).
     public func cancelPending() { pending.removeAll() }
 
+    /// Adds `line` to the pending chunk and runs it once it is complete.
     public func feed(_ line: String) -> Reply {
         var line = line
         if pending.isEmpty, line.hasPrefix("=") { line = "return " + line.dropFirst() }

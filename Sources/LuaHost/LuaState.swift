@@ -13,12 +13,14 @@ public struct LuaLimits: Sendable, Equatable {
     /// Deterministic, but a set budget makes tight loops about 2x slower.
     public var instructionBudget: Int
 
+    /// Limits of `memoryBytes` (0: none), `timeLimitMilliseconds` per call (0: none) and `instructionBudget` per call (0: none).
     public init(memoryBytes: Int = 256 << 20, timeLimitMilliseconds: Int = 10_000, instructionBudget: Int = 0) {
         self.memoryBytes = memoryBytes
         self.timeLimitMilliseconds = timeLimitMilliseconds
         self.instructionBudget = instructionBudget
     }
 
+    /// No memory, time or instruction limit.
     public static let unlimited = LuaLimits(memoryBytes: 0, timeLimitMilliseconds: 0, instructionBudget: 0)
 }
 
@@ -33,6 +35,7 @@ public final class LuaState {
     /// (`push`, `value(at:)`, `makeReference(at:)`, `pcall`, `withStackGuard`), and host
     /// functions the `LuaCall` they are given.
     let L: OpaquePointer
+    /// The limits in force (`setLimits`).
     public private(set) var limits: LuaLimits
     /// Where `print` writes. Default: standard output.
     public var output: (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }
@@ -62,7 +65,7 @@ public final class LuaState {
     /// classes (`SampleSet.__len`, see `metamethod(named:)`) and class properties
     /// (`SRSensorReader.delegate`), in registration order. The hostile-arguments test
     /// drives each.
-    public private(set) var hostFunctions: [String] = []
+    @_spi(Bindings) public private(set) var hostFunctions: [String] = []
 
     /// Notes a host function in `hostFunctions`.
     func noteHostFunction(_ name: String) { hostFunctions.append(name) }
@@ -81,7 +84,7 @@ public final class LuaState {
     /// `SRSensorReader.__index`): a script reaches it only through operators and field
     /// access, with the object first; the hostile-arguments test calls it directly, with
     /// any arguments. Nil for other names.
-    public func metamethod(named name: String) -> LuaReference? { metamethods[name] }
+    @_spi(Testing) public func metamethod(named name: String) -> LuaReference? { metamethods[name] }
 
     /// Creates a state and sets it up in one protected call, as `lua.c`'s `pmain`:
     /// opens the standard libraries, installs the sandbox unless `sandbox` is nil, then
@@ -155,7 +158,9 @@ public final class LuaState {
 
     /// Bytes of Lua heap in use, and the peak since the last reset.
     public var memoryInUse: Int { luashim_memory_used(L) }
+    /// The most memory the state held since creation or `resetPeakMemory()` (bytes).
     public var peakMemory: Int { luashim_memory_peak(L) }
+    /// Starts `peakMemory` again from the memory in use.
     public func resetPeakMemory() { luashim_reset_memory_peak(L) }
 
     /// Runs a full garbage collection.
@@ -172,6 +177,7 @@ public final class LuaState {
         try load(source + [0], count: source.count, chunkName: chunkName)
     }
 
+    /// Compiles `source` as chunk `chunkName` (see the byte form).
     public func load(_ source: String, chunkName: String) throws {
         try load(Array(source.utf8) + [0], count: source.utf8.count, chunkName: chunkName)
     }
@@ -210,7 +216,7 @@ public final class LuaState {
 
     /// Calls a function held by reference, protected. Returns `results` values (all when LUA_MULTRET).
     @discardableResult
-    public func call(_ function: LuaReference, _ args: [LuaValue] = [], results: Int32 = LUA_MULTRET) throws -> [LuaValue] {
+    @_spi(Bindings) public func call(_ function: LuaReference, _ args: [LuaValue] = [], results: Int32 = LUA_MULTRET) throws -> [LuaValue] {
         let top = lua_gettop(L)
         function.push(L)
         for a in args { push(a) }
@@ -245,7 +251,7 @@ public final class LuaState {
     /// `arguments` values are on the stack; on success `results` values replace
     /// them, on error nothing is left and a `LuaError` is thrown. The outermost
     /// call arms the deadline and clears any earlier stop.
-    public func pcall(arguments: Int32, results: Int32) throws {
+    @_spi(Bindings) public func pcall(arguments: Int32, results: Int32) throws {
         let outermost = depth == 0
         if outermost {
             luashim_clear_stop(L)
@@ -358,7 +364,7 @@ public final class LuaState {
 
     /// Formats the `count` values from stack index `first` with the pretty-printer,
     /// tab-separated (the values themselves are left in place).
-    public func inspectStack(from first: Int32, count: Int32) throws -> String {
+    @_spi(Bindings) public func inspectStack(from first: Int32, count: Int32) throws -> String {
         var parts: [String] = []
         for i in 0..<count {
             let top = lua_gettop(L)
@@ -389,7 +395,7 @@ public final class LuaState {
     /// compare with a registered closure: `c_function` (a plain C function) and
     /// `swift_function` (a Swift function through the trampoline, no closure), each
     /// returning its first argument.
-    public func registerCallBaselines() {
+    @_spi(Benchmarks) public func registerCallBaselines() {
         luashim_push_c_identity(L)
         lua_setglobal(L, "c_function")
         luashim_push_swiftfn(L, swiftIdentity)
@@ -412,20 +418,20 @@ public final class LuaState {
     }
 
     /// Registers a Swift closure as the global function `name`.
-    public func register(_ name: String, _ function: @escaping LuaFunction) {
+    @_spi(Bindings) public func register(_ name: String, _ function: @escaping LuaFunction) {
         noteHostFunction(name)
         pushFunction(function)
         lua_setglobal(L, name)
     }
 
     /// Pushes a Swift closure as a Lua function. [-0, +1]
-    public func pushFunction(_ function: @escaping LuaFunction) {
+    @_spi(Bindings) public func pushFunction(_ function: @escaping LuaFunction) {
         let box = Unmanaged.passRetained(ClosureBox(function)).toOpaque()
         luashim_push_closure(L, box)
     }
 
     /// Pushes a table of Swift functions (a module). [-0, +1]
-    public func pushModule(_ functions: [(String, LuaFunction)]) {
+    @_spi(Bindings) public func pushModule(_ functions: [(String, LuaFunction)]) {
         lua_createtable(L, 0, Int32(functions.count))
         for (name, fn) in functions {
             pushFunction(fn)
@@ -434,7 +440,7 @@ public final class LuaState {
     }
 
     /// Registers `functions` as the global table `name`.
-    public func registerModule(_ name: String, _ functions: [(String, LuaFunction)]) {
+    @_spi(Bindings) public func registerModule(_ name: String, _ functions: [(String, LuaFunction)]) {
         for (function, _) in functions { noteHostFunction(name + "." + function) }
         pushModule(functions)
         lua_setglobal(L, name)
@@ -443,7 +449,7 @@ public final class LuaState {
     /// A table of Swift functions (a module) that is not a global, held by reference: for
     /// Lua the host runs, which receives it as an argument. Its functions are listed in
     /// `hostFunctions` as `name.function`. [-0, +0]
-    public func makeModule(_ name: String, _ functions: [(String, LuaFunction)]) -> LuaReference {
+    @_spi(Bindings) public func makeModule(_ name: String, _ functions: [(String, LuaFunction)]) -> LuaReference {
         for (function, _) in functions { noteHostFunction(name + "." + function) }
         pushModule(functions)
         defer { lua_settop(L, -2) }
@@ -453,29 +459,29 @@ public final class LuaState {
     // MARK: - values
 
     /// Pushes a Swift value. [-0, +1]
-    public func push(_ value: LuaValue) { LuaState.pushValue(L, value) }
+    @_spi(Bindings) public func push(_ value: LuaValue) { LuaState.pushValue(L, value) }
 
     /// Copies the value at `index` into Swift. [-0, +0]
-    public func value(at index: Int32) -> LuaValue { LuaState.readValue(L, index) }
+    @_spi(Bindings) public func value(at index: Int32) -> LuaValue { LuaState.readValue(L, index) }
 
     /// Pushes a copy of the value at `index`. [-0, +1]
-    public func pushCopy(of index: Int32) { lua_pushvalue(L, index) }
+    @_spi(Bindings) public func pushCopy(of index: Int32) { lua_pushvalue(L, index) }
 
     /// Stack top (number of values on the stack); read-only: `withStackGuard` restores it.
-    public var top: Int32 { lua_gettop(L) }
+    @_spi(Bindings) public var top: Int32 { lua_gettop(L) }
 
     /// Runs `body` and then puts the stack back as it found it, whether `body` returns or
     /// throws (mlua's stack guard): values `body` pushes are dropped, a reference taken
     /// to them (`makeReference(at:)`) stays valid. `body` must not pop values it did not
     /// push. [-0, +0]
-    public func withStackGuard<T>(_ body: () throws -> T) rethrows -> T {
+    @_spi(Bindings) public func withStackGuard<T>(_ body: () throws -> T) rethrows -> T {
         let top = lua_gettop(L)
         defer { lua_settop(L, top) }
         return try body()
     }
 
     /// A reference to the value at `index`, kept alive until the reference is released.
-    public func makeReference(at index: Int32) -> LuaReference {
+    @_spi(Bindings) public func makeReference(at index: Int32) -> LuaReference {
         lua_pushvalue(L, index)
         let ref = luaL_ref(L, luashim_registryindex())
         return LuaReference(state: self, ref: ref)

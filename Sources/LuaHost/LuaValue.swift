@@ -6,13 +6,21 @@
 /// scripts see. Functions come back as `.function(LuaReference)`, which keeps
 /// the function alive in the registry until the reference is dropped.
 public enum LuaValue: Sendable, Equatable {
+    /// Lua's nil.
     case `nil`
+    /// A boolean.
     case boolean(Bool)
+    /// An integer (Lua 5.4's integer subtype).
     case integer(Int64)
+    /// A float.
     case number(Double)
+    /// A string that is valid UTF-8.
     case string(String)
+    /// A string that is not valid UTF-8, byte for byte.
     case bytes([UInt8])
+    /// A table, copied deeply.
     case table(LuaTable)
+    /// A function, kept alive by reference.
     case function(LuaReference)
     /// Any value Swift keeps by reference (a userdata, a table it must not copy); pushes that very value.
     case reference(LuaReference)
@@ -25,6 +33,7 @@ public enum LuaValue: Sendable, Equatable {
     /// A Lua table with string keys.
     public static func dictionary(_ values: [String: LuaValue]) -> LuaValue { .table(LuaTable(dictionary: values)) }
 
+    /// Whether the value is nil.
     public var isNil: Bool { if case .nil = self { true } else { false } }
 
     /// The value as a Double when it is a number (integer or float).
@@ -45,6 +54,7 @@ public enum LuaValue: Sendable, Equatable {
         }
     }
 
+    /// The value as a String when it is a string.
     public var stringValue: String? {
         switch self {
         case .string(let s): s
@@ -53,7 +63,9 @@ public enum LuaValue: Sendable, Equatable {
         }
     }
 
+    /// The value when it is a boolean.
     public var boolValue: Bool? { if case .boolean(let b) = self { b } else { nil } }
+    /// The table when the value is one.
     public var tableValue: LuaTable? { if case .table(let t) = self { t } else { nil } }
 
     /// Lua's own name for the value's type (`"number"`, `"table"`, …).
@@ -83,14 +95,18 @@ extension LuaValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, Expr
 /// A table copied out of Lua: entries in stable key order (numbers ascending,
 /// then strings bytewise, then booleans), the order `pairs` uses in scripts.
 public struct LuaTable: Sendable, Equatable {
+    /// The entries, in stable key order.
     public var entries: [(key: LuaValue, value: LuaValue)]
 
+    /// A table of `entries`.
     public init(entries: [(key: LuaValue, value: LuaValue)] = []) { self.entries = entries }
 
+    /// A sequence: keys 1…n.
     public init(array: [LuaValue]) {
         entries = array.enumerated().map { (key: .integer(Int64($0.offset + 1)), value: $0.element) }
     }
 
+    /// A table with string keys (sorted).
     public init(dictionary: [String: LuaValue]) {
         entries = dictionary.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
             .map { (key: .string($0), value: dictionary[$0]!) }

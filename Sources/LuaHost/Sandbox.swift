@@ -9,6 +9,7 @@ public struct EmbeddedModule: Sendable, Equatable {
     /// Where its errors and tracebacks say it is, e.g. `stdlib/time.lua`.
     public var path: String
 
+    /// A module's source and the path its chunk is named after.
     public init(source: [UInt8], path: String) {
         self.source = source
         self.path = path
@@ -26,6 +27,7 @@ public struct SandboxOptions: Sendable, Equatable {
     /// Seed of `math.random` (runs are repeatable).
     public var seed: Int64
 
+    /// Modules served from memory first, then `moduleDirectories`; `seed` seeds `math.random`.
     public init(embeddedModules: [String: EmbeddedModule] = [:], moduleDirectories: [String] = [], seed: Int64 = 1) {
         self.embeddedModules = embeddedModules
         self.moduleDirectories = moduleDirectories

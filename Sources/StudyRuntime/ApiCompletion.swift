@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 
 /// Tab completion for the REPL, from the API description and the live state's globals.
 ///

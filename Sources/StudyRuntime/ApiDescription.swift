@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// One name of the Lua API as a protocol reaches it: a global, a module's field, a

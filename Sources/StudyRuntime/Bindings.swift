@@ -1,6 +1,6 @@
 import CStudyLua
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The study API of a protocol: `study`, `sensorkit`, `schedule`, `time`,

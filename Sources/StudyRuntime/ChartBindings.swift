@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// `report.chart(spec)`: the host side of the stdlib `plot` module (stdlib/plot.lua),

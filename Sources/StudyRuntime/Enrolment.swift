@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// How a protocol enrols its participant: `study { enrol = "auto" | "manual" }`.

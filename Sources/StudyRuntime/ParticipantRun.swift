@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// Something the scenario makes happen to a participant's SensorKit state
@@ -57,6 +57,13 @@ public struct RunSettings: Sendable {
     public var switches: WorldSwitches
     /// A failed `expect` raises an error (stopping the run) instead of recording a finding.
     public var failFast: Bool
+    /// The protocol's source text, run under the chunk name `protocolPath` instead of
+    /// reading that file (an embedder's protocol held in memory); nil: read the file.
+    public var protocolSource: String?
+    /// The embedder's own registrations (host functions, modules), run in each participant's
+    /// state after the study API is installed and before the protocol runs, inside the
+    /// state's protected set-up: a throw fails the set-up with a `LuaError`.
+    public var extensions: [@Sendable (LuaState) throws -> Void] = []
 
     public init(protocolPath: String, moduleDirectories: [String], start: Double, days: Int, seed: Int64,
                 limits: LuaLimits = LuaLimits(), switches: WorldSwitches = WorldSwitches(), failFast: Bool = false,
@@ -191,6 +198,7 @@ public final class ParticipantRun {
             state.clock = self.wallClock
             state.output = output
             try Bindings.install(in: self, state: state)
+            for extend in settings.extensions { try extend(state) }
         }
         for event in setup.events { scheduleModelEvent(event) }
     }
@@ -207,7 +215,11 @@ public final class ParticipantRun {
     public func runTopLevel() throws {
         do {
             try guarded {
-                try state.executeFile(settings.protocolPath)
+                if let source = settings.protocolSource {
+                    _ = try state.execute(source, chunkName: "@" + settings.protocolPath)
+                } else {
+                    try state.executeFile(settings.protocolPath)
+                }
                 try bindings?.enrolAutomatically()
             }
         } catch var e as RunError {

@@ -1,5 +1,5 @@
 import CStudyLua
-import LuaHost
+@_spi(Bindings) import LuaHost
 
 /// What a plain Lua script (a file with no `study{}`) gets from the study runtime: the one
 /// `time` module over its state's clock (no study span), the one `report` module (tables

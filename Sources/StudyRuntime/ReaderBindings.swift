@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The `SRSensorReader` type: properties, recording, fetches and their delivery to the

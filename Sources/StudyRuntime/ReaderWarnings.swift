@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// Warnings about readers whose callbacks reach no one (a reader that gets no callbacks

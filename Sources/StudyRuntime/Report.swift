@@ -230,8 +230,14 @@ public final class ReportBook {
 
     /// All tables as aligned text (numbers right-aligned), one block per table.
     public func renderText() -> String {
+        tables.map(renderText).joined()
+    }
+
+    /// One table as aligned text: its `== name (n rows) ==` line, the header, a rule, the
+    /// rows and a blank line.
+    public func renderText(_ table: Table) -> String {
         var out = ""
-        for table in tables {
+        do {
             let columns = table.columns
             let cells = table.rows.map { row in columns.map { cell(table, row, $0) } }
             var widths = columns.map { $0.count }

@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// A table `report.table` declared, as Lua sees it: `t:row{…}` adds a row to it.

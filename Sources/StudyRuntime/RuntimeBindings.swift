@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The Swift side of the prelude (`__runtime`): `log`, SensorKit's error codes and deletion reasons.

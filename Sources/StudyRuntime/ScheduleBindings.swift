@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The `schedule` module and the time/duration arguments it shares with `time`.

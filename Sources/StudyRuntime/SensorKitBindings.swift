@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The `sensorkit` module: readers, authorization, devices, fetch requests and

@@ -1,6 +1,6 @@
 import CStudyLua
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 
 /// The stdlib protocols `require` (`summary`, `time`, `report`, `plot`, `stats`, `expect`):
 /// the repository's `stdlib/*.lua`, built into the library (`CStudyLua/stdlib.c`, `#embed`),

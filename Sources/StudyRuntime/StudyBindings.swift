@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// `study{…}`: the protocol's manifest, read into the model's `StudyManifest`.

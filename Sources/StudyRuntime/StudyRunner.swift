@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// How to run a protocol: the world flags of `sensorium run`. Flags given here
@@ -28,6 +28,11 @@ public struct StudyOptions: Sendable {
     public var shard: Shard?
     /// A failed `expect` stops the participant's run with an error instead of recording a finding.
     public var failFast = false
+    /// The protocol's source text, run under the chunk name `protocolPath` instead of reading
+    /// that file (see `RunSettings.protocolSource`).
+    public var protocolSource: String?
+    /// The embedder's registrations, run in every participant's state (`RunSettings.extensions`).
+    public var extensions: [@Sendable (LuaState) throws -> Void] = []
 
     public init(protocolPath: String, scenarioPath: String? = nil, moduleDirectories: [String] = []) {
         self.protocolPath = protocolPath
@@ -108,6 +113,8 @@ public final class StudyRunner {
     /// Everything needed to start any participant's run on any thread (after `--shard`).
     func makePlan() throws -> CohortPlan {
         var plan = try planner.plan(options)
+        plan.settings.protocolSource = options.protocolSource
+        plan.settings.extensions = options.extensions
         warnings = plan.warnings
         runFacts = plan.facts
         announce?(plan.announcements)

@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// `set:summarize{…}` and `groups:summarize{…}`: several aggregates from one pass

@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) @_spi(Testing) import LuaHost
 
 extension Bindings {
     /// Builtins that exist only to test the golden runner, never in normal runs:

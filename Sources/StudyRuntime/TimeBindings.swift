@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// What the `time` module's Swift primitives read. A protocol's run gives its

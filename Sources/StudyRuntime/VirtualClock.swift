@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 
 /// The virtual wall clock of one participant's run. The event loop moves it;

@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import StudyRuntime
 
 /// The names of the stdlib modules (`plot`, `report`, `summary`, …): those built into the

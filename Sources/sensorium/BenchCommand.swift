@@ -1,7 +1,7 @@
 import ArgumentParser
 import CLuaShim
 import Foundation
-import LuaHost
+@_spi(Bindings) @_spi(Benchmarks) import LuaHost
 import SensorBackends
 import SensorKitModel
 import StudyRuntime

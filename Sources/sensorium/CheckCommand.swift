@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 import StudyRuntime
 import StudyWorlds

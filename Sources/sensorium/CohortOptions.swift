@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 #if canImport(Glibc)
 import Glibc
 #endif

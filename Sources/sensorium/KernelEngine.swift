@@ -1,6 +1,6 @@
 import Foundation
 import JSONText
-import LuaHost
+@_spi(Bindings) import LuaHost
 import StudyRuntime
 
 /// `sensorium repl --machine`: the REPL's world for a program rather than a person — the

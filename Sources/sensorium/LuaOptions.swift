@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import StudyRuntime
 
 /// Flags every command that runs Lua shares: limits and the seed.

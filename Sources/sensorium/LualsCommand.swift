@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import StudyRuntime
 
 /// `sensorium luals [DIR]`: definition files for the Lua language server (VS Code's and

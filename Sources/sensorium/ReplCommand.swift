@@ -1,7 +1,7 @@
 import ArgumentParser
 import CEditLine
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 import StudyRuntime
 import StudyWorlds

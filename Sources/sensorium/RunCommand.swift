@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import StudyRuntime
 import StudyWorlds
 
@@ -50,63 +51,50 @@ struct RunCommand: ParsableCommand {
             try runPlainScript(script, dirs: dirs, output: output)
             return
         }
-        var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
-        world.apply(to: &options)
-        options.stdlibFolder = stdlibOverride()
-        options.seed = lua.seedGiven ? lua.seed : nil
-        options.limits = lua.limits
-        options.recordingPath = recording
-        options.recordingParticipant = participant
-        options.jobs = try cohort.jobCount(memoryLimitMiB: lua.memoryLimitMiB)
-        options.failFast = cohort.failFast
+        var configuration = StudyConfiguration()
+        world.apply(to: &configuration)
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.seed = lua.seedGiven ? lua.seed : nil
+        configuration.memoryLimitBytes = lua.limits.memoryBytes
+        configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
+        configuration.instructionBudget = lua.limits.instructionBudget
+        configuration.jobs = try cohort.jobCount(memoryLimitMiB: lua.memoryLimitMiB)
+        configuration.failFast = cohort.failFast
+        let scenario = world.scenario ?? defaultScenario(beside: script)
+        let studyWorld: StudyWorld = recording.map { .recorded(store: $0, participant: participant, scenario: scenario) }
+            ?? .simulated(scenario: scenario)
+        // The module folder as typed (relative below the current folder): messages name it so.
+        let session = StudySession(Study(.file(script, moduleDirectories: dirs), world: studyWorld, configuration: configuration))
         if let text = cohort.shard {
             guard let shard = Shard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
             guard out != nil else { throw ValidationError("--shard needs --out DIR (the folder `sensorium merge` reads)") }
-            options.shard = shard
+            session.options.shard = shard
         }
-        let runner = StudyRunner(options: options)
-        runner.announce = { lines in for line in lines { printError(line) } }
+        session.announce = { lines in for line in lines { printError(line) } }
         let bar = ProgressBar(unit: "participants", enabled: cohort.showProgress)
-        runner.progress = { done, total in bar.update(done: done, total: total) }
-        var printed = ""
-        let keepPrinted = options.shard != nil
+        session.progress = { done, total in bar.update(done: done, total: total) }
+        let result: StudyResult
         do {
-            try runner.run { text in
-                if keepPrinted { printed += text }
+            result = try session.run { text in
                 output.write(text)
                 if bar.clear() { output.flush() }   // printed lines appear where the bar was
             }
             bar.finish()
-        } catch let error as RunError {
-            bar.finish()
-            output.flush()
-            printError(error.description)
-            throw ExitCode(1)
-        } catch let error as ScenarioError {
-            bar.finish()
-            output.flush()
-            printError(error.description)
-            throw ExitCode(1)
-        } catch let error as LuaError {
-            bar.finish()
-            output.flush()
-            printError(error.report())
-            throw ExitCode(1)
-        } catch let error as ReportError {
+        } catch let error as StudyError {
             bar.finish()
             output.flush()
             printError(error.message)
             throw ExitCode(1)
         }
-        for w in runner.warnings { printError("warning: " + w) }
-        output.write(runner.report.renderText())
+        guard let runner = session.runner else { return }
+        for w in result.warnings { printError("warning: " + w) }
+        output.write(result.reportText)
         output.flush()
         if let out {
-            try runner.report.write(to: URL(fileURLWithPath: out))
-            try Data(runner.htmlReport().utf8).write(to: URL(fileURLWithPath: out).appendingPathComponent("index.html"), options: .atomic)
-            if let shard = options.shard {
-                try ShardFile(fingerprint: Fingerprint(options: options, shardCount: shard.count), shard: shard,
-                              participants: runner.participantIDs, output: printed, report: runner.report,
+            try result.write(to: out)
+            if let shard = session.options.shard {
+                try ShardFile(fingerprint: Fingerprint(options: session.options, shardCount: shard.count), shard: shard,
+                              participants: result.participants, output: result.output, report: runner.report,
                               findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
             }
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import JSONText
-import LuaHost
+@_spi(Bindings) import LuaHost
 
 /// `sensorium test`: the golden-output runner.
 ///

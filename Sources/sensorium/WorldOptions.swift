@@ -1,4 +1,5 @@
 import ArgumentParser
+import Sensorium
 import StudyRuntime
 
 /// The world flags every command that builds a simulated study takes (`run`, `repl`,
@@ -34,5 +35,13 @@ struct WorldOptions: ParsableArguments {
         options.participants = participants
         options.start = start
         options.timeZone = timezone
+    }
+
+    /// The flags into an embedding configuration (the scenario goes into the study's world).
+    func apply(to configuration: inout StudyConfiguration) {
+        configuration.days = days
+        configuration.participants = participants
+        configuration.start = start
+        configuration.timeZone = timezone
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Time, instruction and memory limits stop runaway scripts; pcall cannot swallow the stop;

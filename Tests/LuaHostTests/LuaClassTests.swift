@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Swift objects exposed to Lua as userdata through `LuaClass`.

@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// The REPL logic without a terminal.

@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Values crossing Swift → Lua → Swift keep their type and their bytes.

@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// The study runtime's prelude (`Sources/CStudyLua/lua/runtime.lua`) on its own: read

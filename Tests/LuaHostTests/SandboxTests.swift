@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Every way out of the sandbox is closed, with a message that says why.

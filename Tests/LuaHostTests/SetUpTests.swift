@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// A state's set-up (libraries, sandbox bootstrap, the embedder's registrations and Lua)

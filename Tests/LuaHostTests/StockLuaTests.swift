@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Lua inside the sandbox behaves as stock Lua 5.4 (Debian's `lua5.4`, installed by

@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Swift functions and closures called from Lua, and their errors.

@@ -1,5 +1,5 @@
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// Counts live instances of `Tracked` (and how many were ever made / destroyed).

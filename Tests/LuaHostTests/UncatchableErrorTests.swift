@@ -1,4 +1,4 @@
-import LuaHost
+@_spi(Bindings) import LuaHost
 import XCTest
 
 /// A Swift error a host function throws as a `LuaUncatchableError` ends the script whatever

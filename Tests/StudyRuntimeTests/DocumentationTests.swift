@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import LuaHost
+@_spi(Bindings) @testable import LuaHost
 import SensorKitModel
 import SensorBackends
 @testable import StudyRuntime

@@ -1,6 +1,6 @@
 import CivilTime
 import Foundation
-import LuaHost
+@_spi(Bindings) import LuaHost
 import SensorKitModel
 import XCTest
 @testable import StudyRuntime
