@@ -408,7 +408,7 @@ struct DenseAccelerometer: SampleSource {
 }
 
 /// An array sensor's batch keeps only rows measured within recording (contract §6.2):
-/// a batch wholly inside one range passes unchanged, others row by row, NaN times never.
+/// a batch wholly inside the ranges passes unchanged; NaN times are inside none.
 final class MeasuredWithinTests: XCTestCase {
     func batch(_ times: [Double]) -> SampleBatch {
         SampleBatch(sensor: .accelerometer, writeTimes: times.map { _ in 100 }, times: times,
@@ -424,7 +424,9 @@ final class MeasuredWithinTests: XCTestCase {
         XCTAssertEqual(kept.times, [10, 30, 40, 35])
         guard case .double(let x) = kept.columns[0].data else { return XCTFail("x") }
         XCTAssertEqual(x, [20, 60, 80, 70])
+        XCTAssertEqual(FetchPlan.measured(batch([12, 35, 15, 40]), within: ranges).times, [12, 35, 15, 40])
         XCTAssertEqual(FetchPlan.measured(batch([12, .nan]), within: ranges).times, [12])
+        XCTAssertEqual(FetchPlan.measured(batch([25, 5, 12]), within: ranges).times, [12])
         XCTAssertEqual(FetchPlan.measured(batch([12]), within: IntervalSet()).count, 0)
         XCTAssertEqual(FetchPlan.measured(batch([]), within: ranges).count, 0)
     }
