@@ -121,7 +121,8 @@ bench: release
 
 PEERS_VENV := .build/peers-venv
 
-## bench-peers: Sensorium (simulated, stored, a Swift loop) beside polars, DuckDB and pandas on one
+## bench-peers: Sensorium (simulated, stored; each as the one-pass and the natural four-statement protocol;
+## a Swift loop) beside polars, DuckDB and pandas on one
 ## participant-week of 50 Hz accelerometer; pip installs the peers into $(PEERS_VENV)
 bench-peers: release
 	@python3 -c "import ensurepip, venv" 2>/dev/null || $(MAKE) APT_PACKAGES="python3-venv python3-pip" deps

@@ -486,6 +486,17 @@ public struct FetchPlan: Sendable {
     static func measured(_ batch: SampleBatch, within ranges: IntervalSet) -> SampleBatch {
         let rs = ranges.ranges
         func inside(_ t: Double) -> Bool { rs.contains { t >= $0.after && t <= $0.through } }
+        // Usually the whole batch lies in the range of its first row: checked with one
+        // branch-free comparison per row (a NaN time is inside no range: it fails the check).
+        guard let first = batch.times.first else { return batch }
+        if let r = rs.first(where: { first >= $0.after && first <= $0.through }) {
+            let a = r.after, b = r.through
+            var outside: UInt8 = 0
+            batch.times.withUnsafeBufferPointer { t in
+                for x in t { outside |= (!(x >= a) || !(x <= b)) ? 1 : 0 }
+            }
+            if outside == 0 { return batch }
+        }
         guard batch.times.contains(where: { !inside($0) }) else { return batch }
         return batch.gather(batch.times.indices.filter { inside(batch.times[$0]) })
     }

@@ -15,9 +15,10 @@ public final class Deliveries {
     public func subscribe(_ subscriber: @escaping Subscriber) { subscribers.append(subscriber) }
 
     /// The chunks of `plan`, read one at a time as asked for; each chunk of a sample stream
-    /// is published as it is read.
-    func chunks(of plan: FetchPlan) -> DeliveredChunks {
-        DeliveredChunks(chunks: plan.makeIterator(), deliveries: plan.stream == .samples ? self : nil)
+    /// is published as it is read, unless `publishing` is false (a plan read again whose
+    /// every chunk an earlier complete read published: the same samples, delivered once).
+    func chunks(of plan: FetchPlan, publishing: Bool = true) -> DeliveredChunks {
+        DeliveredChunks(chunks: plan.makeIterator(), deliveries: plan.stream == .samples && publishing ? self : nil)
     }
 
     fileprivate func publish(_ batch: SampleBatch) {

@@ -80,9 +80,15 @@ extension Bindings {
             case .delivering(let plan):
                 self.warnRetentionLoss(r, plan)
                 let deliveries = self.run.deliveries
+                // A set too large for the chunk budget is read again by each pass: its
+                // samples are published by the first read that reaches the end, not again.
+                let published = PublishedOnce()
                 let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
-                    var chunks = deliveries.chunks(of: plan)
-                    return BatchIterator { try chunks.next()?.batch }
+                    var chunks = deliveries.chunks(of: plan, publishing: !published.complete)
+                    return BatchIterator {
+                        guard let chunk = try chunks.next() else { published.complete = true; return nil }
+                        return chunk.batch
+                    }
                 }
                 call.push(set.cached(in: self.chunkBudget), as: self.sampleSetClass)
             }
@@ -335,4 +341,10 @@ final class ReaderRecord {
 
     /// `"SRSensorReader(ambientLightSensor) made at protocol.lua:12"`.
     var described: String { title + (madeAt.map { " made at " + $0 } ?? "") }
+}
+
+/// Whether a read of a `reader:samples{}` set has published all of its chunks
+/// (`Deliveries`), so that later reads of the same plan need not publish them again.
+private final class PublishedOnce: @unchecked Sendable {
+    var complete = false
 }

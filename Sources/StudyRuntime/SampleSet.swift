@@ -280,6 +280,26 @@ public struct RowFilter: Sendable, Equatable {
         }
     }
 
+    /// Appends to `out` the rows (among `candidates`, or all of `v`'s) whose value passes
+    /// `test`. Written into storage sized for every row, then trimmed: no check per row.
+    @inline(__always)
+    private static func select(_ v: [Double], _ candidates: [Int]?, into out: inout [Int], _ test: (Double) -> Bool) {
+        let n = candidates?.count ?? v.count
+        out = [Int](unsafeUninitializedCapacity: n) { buf, done in
+            var k = 0
+            v.withUnsafeBufferPointer { v in
+                if let candidates {
+                    candidates.withUnsafeBufferPointer { c in
+                        for i in c { buf[k] = i; k &+= test(v[i]) ? 1 : 0 }
+                    }
+                } else {
+                    for i in 0..<v.count { buf[k] = i; k &+= test(v[i]) ? 1 : 0 }
+                }
+            }
+            done = k
+        }
+    }
+
     /// A text filter's column, and whether rows equal to the operand are kept.
     private func textColumn(in batch: SampleBatch) throws -> ([String], Bool) {
         guard case .string(let v) = try FieldReader.column(field, in: batch) else {
@@ -295,18 +315,14 @@ public struct RowFilter: Sendable, Equatable {
         switch operand {
         case .number(let x):
             let v = try FieldReader.numbers(field, in: batch)
-            let test: (Double) -> Bool = switch op {
-            case .lt: { $0 < x }
-            case .le: { $0 <= x }
-            case .gt: { $0 > x }
-            case .ge: { $0 >= x }
-            case .eq: { $0 == x }
-            case .ne: { $0 != x }
-            }
-            if let candidates { for i in candidates where test(v[i]) { out.append(i) } }
-            else {
-                out.reserveCapacity(v.count)
-                for i in 0..<v.count where test(v[i]) { out.append(i) }
+            // One loop per operator, so the comparison is inlined (no call per row).
+            switch op {
+            case .lt: RowFilter.select(v, candidates, into: &out) { $0 < x }
+            case .le: RowFilter.select(v, candidates, into: &out) { $0 <= x }
+            case .gt: RowFilter.select(v, candidates, into: &out) { $0 > x }
+            case .ge: RowFilter.select(v, candidates, into: &out) { $0 >= x }
+            case .eq: RowFilter.select(v, candidates, into: &out) { $0 == x }
+            case .ne: RowFilter.select(v, candidates, into: &out) { $0 != x }
             }
         case .text(let s):
             let (v, want) = try textColumn(in: batch)

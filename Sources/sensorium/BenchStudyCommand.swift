@@ -8,7 +8,10 @@ import StudyWorlds
 
 /// `sensorium bench study`: one participant-week of 50 Hz phone accelerometer through the
 /// benchmark protocol (bench/study/protocol.lua), simulated and from a store, beside a
-/// streaming Swift loop over the same samples; every figure is checked to agree.
+/// streaming Swift loop over the same samples; every figure is checked to agree. Each path
+/// runs two workloads with the same figures: the one-pass protocol (`benchWorkload`: two
+/// `summarize` passes) and the natural one (`benchWorkloadNatural`: four statements, as
+/// the docs teach them first); their ratio is printed.
 struct BenchStudy: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "study",
@@ -42,6 +45,10 @@ struct BenchStudy: ParsableCommand {
     @Option(help: .hidden)
     var replayWindow: String?
 
+    /// Internal: the workload the stored path runs (`Workload`'s raw value).
+    @Option(help: .hidden)
+    var replayWorkload: String = Workload.onePass.rawValue
+
     func validate() throws { try FlagCheck.positive(days, "--days") }
 
     func run() throws {
@@ -62,9 +69,12 @@ struct BenchStudy: ParsableCommand {
         print("  workload: hourly mean magnitude; daily count, count of magnitude > 1.1 g, 5/50/95th percentiles")
 
         var paths: [(name: String, run: PathRun)] = []
-        let simulated = try PathRun.measure { try WeekFigures.protocolRun(sim, from: start, to: end) }
+        let simulated = try PathRun.measure { try WeekFigures.protocolRun(sim, .onePass, from: start, to: end) }
         paths.append(("Sensorium, simulated", simulated))
         print(simulated.line("Sensorium, simulated (protocol: two summarize passes over the simulator)"))
+        let simulatedNatural = try PathRun.measure { try WeekFigures.protocolRun(sim, .natural, from: start, to: end) }
+        paths.append(("Sensorium, simulated, natural", simulatedNatural))
+        print(simulatedNatural.line("Sensorium, simulated, natural (four statements over the simulator)"))
 
         let phone = sim.model.currentDevice(source: sim.source)
         let plan = try BenchStudy.plan(sim, device: phone, from: start, to: end)
@@ -79,9 +89,14 @@ struct BenchStudy: ParsableCommand {
             let size = [storePath, storePath + "-wal"].compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int }
             print(String(format: "  (the simulated week stored: %d rows in %.2f s, %.0f MB)", rows, seconds(since: t0),
                          Double(size.reduce(0, +)) / 1e6))
-            let stored = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end, folder: protocolFolder)
+            let stored = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end, folder: protocolFolder,
+                                                                  workload: .onePass)
             paths.append(("Sensorium, stored", stored))
             print(stored.line("Sensorium, stored (the same protocol run over the store)"))
+            let storedNatural = try BenchStudy.storedPathInItsOwnProcess(store: storePath, from: start, to: end, folder: protocolFolder,
+                                                                         workload: .natural)
+            paths.append(("Sensorium, stored, natural", storedNatural))
+            print(storedNatural.line("Sensorium, stored, natural (the four statements over the store)"))
         }
 
         let base = paths[0].run
@@ -96,6 +111,12 @@ struct BenchStudy: ParsableCommand {
         print("  \(f.samples) samples, \(f.hours.count) hours, \(f.days.count) days; every figure agrees to 1e-9: \(agree ? "yes" : "NO")")
         print(String(format: "  ratio simulated / reference loop: %.2f wall, %.2f CPU; targets: ≤ 1.3 s simulated, ≤ 1.6 s stored, peak < 200 MB",
                      base.seconds / reference.seconds, base.cpuSeconds / reference.cpuSeconds))
+        let byName = Dictionary(paths, uniquingKeysWith: { a, _ in a })
+        for where_ in ["simulated", "stored"] {
+            guard let one = byName["Sensorium, \(where_)"], let natural = byName["Sensorium, \(where_), natural"] else { continue }
+            print(String(format: "  ratio natural / one-pass, %@: %.2f wall, %.2f CPU (target ≤ 1.2 over the store)",
+                         where_, natural.seconds / one.seconds, natural.cpuSeconds / one.cpuSeconds))
+        }
         print("  (load average \((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"): on a busy machine the CPU seconds are the steadier figure)")
         if let csv {
             let n = try BenchStudy.writeCSV(plan, to: csv)
@@ -129,10 +150,12 @@ struct BenchStudy: ParsableCommand {
 
     /// `sensorium bench study --replay-store PATH --replay-window FROM,TO`, run as a child:
     /// the stored path's PathRun (figures, times, peak memory of that process).
-    static func storedPathInItsOwnProcess(store: String, from: Double, to: Double, folder: String) throws -> PathRun {
+    static func storedPathInItsOwnProcess(store: String, from: Double, to: Double, folder: String,
+                                          workload: Workload) throws -> PathRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)", "--protocol-folder", folder]
+        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)", "--protocol-folder", folder,
+                             "--replay-workload", workload.rawValue]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -145,12 +168,15 @@ struct BenchStudy: ParsableCommand {
     func runStoredPathOnly(store: String) throws {
         let window = (replayWindow ?? "").split(separator: ",").compactMap { Double($0) }
         guard window.count == 2 else { throw ValidationError("--replay-window needs FROM,TO (Unix seconds)") }
+        guard let workload = Workload(rawValue: replayWorkload) else {
+            throw ValidationError("--replay-workload must be one of: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store, folder: protocolFolder))
             .prepare(output: { _ in }).first else { throw CommandError("the store \(store) has no participant") }
         try replay.runTopLevel()
         try replay.drain(until: window[1] + 86_400 + 3_600)
         // The whole process's peak (set-up included), as `run --recording` would have.
-        let stored = try PathRun.measure(resettingPeak: false) { try WeekFigures.protocolRun(replay, from: window[0], to: window[1]) }
+        let stored = try PathRun.measure(resettingPeak: false) { try WeekFigures.protocolRun(replay, workload, from: window[0], to: window[1]) }
         FileHandle.standardOutput.write(try PathRun.encoder.encode(stored))
     }
 
@@ -209,6 +235,17 @@ struct BenchStudy: ParsableCommand {
         }
         return n
     }
+}
+
+/// The benchmark protocol's two forms of one workload (same figures).
+enum Workload: String, CaseIterable {
+    /// `benchWorkload`: one `byHour():summarize{}` and one `byDay():summarize{}`.
+    case onePass = "one-pass"
+    /// `benchWorkloadNatural`: `count`, `byHour():mean`, `where(…):byDay():count`, `byDay():quantiles`.
+    case natural
+
+    /// The protocol's Lua function that runs it.
+    var function: String { self == .onePass ? "benchWorkload" : "benchWorkloadNatural" }
 }
 
 /// One path's figures with its wall time and peak memory.
@@ -279,9 +316,9 @@ struct WeekFigures: Codable {
     var days: [Day] = []
     var samples: Int { days.reduce(0) { $0 + $1.samples } }
 
-    /// The protocol's `benchWorkload(from, to)` run in `run`'s Lua state.
-    static func protocolRun(_ run: ParticipantRun, from: Double, to: Double) throws -> WeekFigures {
-        let r = try run.state.execute("return benchWorkload(\(from), \(to))", chunkName: "=bench")
+    /// The protocol's `benchWorkload(from, to)` (or the natural form's function) run in `run`'s Lua state.
+    static func protocolRun(_ run: ParticipantRun, _ workload: Workload, from: Double, to: Double) throws -> WeekFigures {
+        let r = try run.state.execute("return \(workload.function)(\(from), \(to))", chunkName: "=bench")
         var out = WeekFigures()
         for h in r.first?.tableValue?.arrayValue ?? [] {
             guard let t = h.tableValue else { continue }

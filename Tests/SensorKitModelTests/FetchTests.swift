@@ -406,3 +406,28 @@ struct DenseAccelerometer: SampleSource {
         ])
     }
 }
+
+/// An array sensor's batch keeps only rows measured within recording (contract §6.2):
+/// a batch wholly inside the ranges passes unchanged; NaN times are inside none.
+final class MeasuredWithinTests: XCTestCase {
+    func batch(_ times: [Double]) -> SampleBatch {
+        SampleBatch(sensor: .accelerometer, writeTimes: times.map { _ in 100 }, times: times,
+                    columns: [Column(name: "x", data: .double(times.map { $0 * 2 }))])
+    }
+
+    func testRowsOutsideEveryRangeAreLeftOut() {
+        let ranges = IntervalSet([TimeRange(after: 10, through: 20), TimeRange(after: 30, through: 40)])
+        let inside = batch([10, 12, 20, 15])
+        XCTAssertEqual(FetchPlan.measured(inside, within: ranges).times, [10, 12, 20, 15])
+        let across = batch([9, 10, 25, 30, 40, 41, .nan, 35])
+        let kept = FetchPlan.measured(across, within: ranges)
+        XCTAssertEqual(kept.times, [10, 30, 40, 35])
+        guard case .double(let x) = kept.columns[0].data else { return XCTFail("x") }
+        XCTAssertEqual(x, [20, 60, 80, 70])
+        XCTAssertEqual(FetchPlan.measured(batch([12, 35, 15, 40]), within: ranges).times, [12, 35, 15, 40])
+        XCTAssertEqual(FetchPlan.measured(batch([12, .nan]), within: ranges).times, [12])
+        XCTAssertEqual(FetchPlan.measured(batch([25, 5, 12]), within: ranges).times, [12])
+        XCTAssertEqual(FetchPlan.measured(batch([12]), within: IntervalSet()).count, 0)
+        XCTAssertEqual(FetchPlan.measured(batch([]), within: ranges).count, 0)
+    }
+}

@@ -325,9 +325,10 @@ final class SensoriumCLITests: XCTestCase {
     }
 }
 
-/// `sensorium bench study` computes the same figures three ways — the protocol over the
-/// simulator, the protocol over a store of the same samples (in a process of its own), and a
-/// plain Swift loop — and fails when any figure differs. (Its speed is not judged here.)
+/// `sensorium bench study` computes the same figures five ways — the protocol's one-pass and
+/// natural (four-statement) workloads over the simulator and over a store of the same samples
+/// (in a process of its own), and a plain Swift loop — and fails when any figure differs.
+/// (Its speed is not judged here.)
 extension SensoriumCLITests {
     func testBenchStudyPathsAgreeOnEveryFigure() throws {
         // The benchmark protocol is the checkout's (the program finds no folder by walking up).
@@ -335,9 +336,13 @@ extension SensoriumCLITests {
         let r = try sensorium(["bench", "study", "--days", "1", "--json", "figures.json", "--protocol-folder", bench], timeout: 300)
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         assertContains(r.stdout, "Sensorium, stored (the same protocol run over the store)")
+        assertContains(r.stdout, "Sensorium, simulated, natural (four statements over the simulator)")
+        assertContains(r.stdout, "Sensorium, stored, natural (the four statements over the store)")
+        assertContains(r.stdout, "ratio natural / one-pass, stored: ")
         assertContains(r.stdout, "4317000 samples, 24 hours, 1 days; every figure agrees to 1e-9: yes")
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appendingPathComponent("figures.json"))) as? [String: Any]
         let names = (json?["paths"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
-        XCTAssertEqual(names, ["Sensorium, simulated", "Swift reference loop", "Sensorium, stored"])
+        XCTAssertEqual(names, ["Sensorium, simulated", "Sensorium, simulated, natural", "Swift reference loop",
+                               "Sensorium, stored", "Sensorium, stored, natural"])
     }
 }

@@ -308,3 +308,122 @@ final class ChunkCacheTests: XCTestCase {
         XCTAssertEqual(budget.held, 0)
     }
 }
+
+/// The natural form of a protocol — one aggregate per statement over one fetched set —
+/// gives exactly what one `summarize` pass gives, and what a plain loop computes, whether
+/// the set's read is kept for later passes or (budget too small) read again each time.
+final class NaturalFormTests: XCTestCase {
+    final class Reads: @unchecked Sendable { var count = 0 }
+
+    /// Two days of accelerometer rows every 2 s, in chunks of 1,000 rows (not aligned
+    /// to hours), x/y/z around 1 g.
+    static func batches() -> [SampleBatch] {
+        var rng = SplitMix(seed: 11)
+        func unit() -> Double { Double(rng.next() % 1_000_000) / 1_000_000 }
+        let n = 2 * 43_200, start = 1_700_000_000.0
+        var out: [SampleBatch] = []
+        var i = 0
+        while i < n {
+            let rows = i..<min(i + 1_000, n)
+            let times = rows.map { start + Double($0) * 2 }
+            let x = rows.map { _ in unit() - 0.5 }, y = rows.map { _ in unit() - 0.5 }, z = rows.map { _ in 0.6 + unit() * 0.7 }
+            out.append(SampleBatch(sensor: .accelerometer, writeTimes: times, times: times,
+                                   columns: [Column(name: "x", data: .double(x)), Column(name: "y", data: .double(y)),
+                                             Column(name: "z", data: .double(z))]))
+            i = rows.upperBound
+        }
+        return out
+    }
+
+    func set(_ reads: Reads, budget: ChunkBudget) -> SampleSet {
+        let batches = NaturalFormTests.batches()
+        return SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!) {
+            reads.count += 1
+            return BatchIterator(batches)
+        }.cached(in: budget)
+    }
+
+    func testNaturalFormEqualsOnePassAndAPlainLoop() throws {
+        // The plain loop: hour sums, day counts and pools, quantiles by sorting (R type 7).
+        var hourSum: [Int: (Double, Int)] = [:], dayPool: [Int: [Double]] = [:], dayActive: [Int: Int] = [:]
+        for b in NaturalFormTests.batches() {
+            guard case .double(let x) = b.columns[0].data, case .double(let y) = b.columns[1].data,
+                  case .double(let z) = b.columns[2].data else { return XCTFail("columns") }
+            for i in 0..<b.count {
+                let m = (x[i] * x[i] + y[i] * y[i] + z[i] * z[i]).squareRoot()
+                let h = Int((b.times[i] / 3_600).rounded(.down)), d = Int((b.times[i] / 86_400).rounded(.down))
+                hourSum[h, default: (0, 0)].0 += m
+                hourSum[h, default: (0, 0)].1 += 1
+                dayPool[d, default: []].append(m)
+                if m > 1.1 { dayActive[d, default: 0] += 1 }
+            }
+        }
+        let qs = [0.05, 0.5, 0.95]
+        let active = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        // Budgets: none (every pass reads the source), and room for the whole read (kept).
+        for (limit, expectedReads) in [(0, 6), (64 << 20, 1)] {
+            let reads = Reads(), budget = ChunkBudget(limit: limit)
+            let week = set(reads, budget: budget)
+            // The four statements of the natural form…
+            let total = try week.count()
+            let hourly = try week.grouped(by: .localHour, .mean, of: "magnitude")
+            let activeDays = try week.filtered(active).grouped(by: .localDay, .count, of: nil)
+            let spread = try week.grouped(by: .localDay, quantiles: qs, of: "magnitude")
+            // …and the one-pass form.
+            let hours = try week.summarize([SummaryColumn(name: "mean", aggregate: .mean, field: "magnitude")], by: .localHour)
+            let days = try week.summarize([SummaryColumn(name: "samples", aggregate: .count, field: nil),
+                                           SummaryColumn(name: "active", aggregate: .count, field: nil, filters: [active])]
+                                          + qs.map { SummaryColumn(name: "q\($0)", aggregate: .quantile($0), field: "magnitude") },
+                                          by: .localDay)
+            let what = "budget \(limit)"
+            XCTAssertEqual(reads.count, expectedReads, what)
+            XCTAssertEqual(budget.held > 0, limit > 0, what)
+            XCTAssertEqual(total, 86_400, what)
+            XCTAssertEqual(total, days.reduce(0) { $0 + $1.rows }, what)
+            XCTAssertEqual(hourly.count, hourSum.count, what)
+            XCTAssertEqual(spread.count, dayPool.count, what)
+            XCTAssertEqual(hourly.map(\.label), hours.map(\.label), what)
+            XCTAssertEqual(hourly.map { $0.value.bitPattern }, hours.map { $0.values[0].bitPattern }, what)
+            for (h, row) in zip(hourSum.keys.sorted(), hourly) {
+                XCTAssertEqual(row.value, hourSum[h]!.0 / Double(hourSum[h]!.1), accuracy: 1e-12, what)
+                XCTAssertEqual(row.count, hourSum[h]!.1, what)
+            }
+            XCTAssertEqual(spread.map(\.label), days.map(\.label), what)
+            XCTAssertEqual(activeDays.map(\.label), days.map(\.label), what)
+            for ((d, natural), (filtered, row)) in zip(zip(dayPool.keys.sorted(), spread), zip(activeDays, days)) {
+                let sorted = dayPool[d]!.sorted()
+                XCTAssertEqual(natural.count, sorted.count, what)
+                XCTAssertEqual(row.values[0], Double(sorted.count), what)
+                XCTAssertEqual(Int(filtered.value), dayActive[d], what)
+                XCTAssertEqual(row.values[1], Double(dayActive[d]!), what)
+                XCTAssertEqual(natural.values.map(\.bitPattern), Array(row.values[2...]).map(\.bitPattern), what)
+                XCTAssertEqual(natural.values, qs.map { QuantileSelectionTests.sorted(sorted, $0) }, what)
+            }
+        }
+    }
+
+    /// A kept read serves only its own set and the sets made from it (`where`, grouping):
+    /// another fetch (another window) sharing the budget reads its own samples.
+    func testAKeptReadServesOnlyItsOwnSet() throws {
+        let budget = ChunkBudget(limit: 64 << 20)
+        let readsA = Reads(), readsB = Reads()
+        let a = set(readsA, budget: budget)
+        let later = NaturalFormTests.batches().suffix(10)
+        let laterRows = later.reduce(0) { $0 + $1.count }
+        let b = SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!) {
+            readsB.count += 1
+            return BatchIterator(Array(later))
+        }.cached(in: budget)
+        XCTAssertEqual(try a.count(), 86_400)
+        XCTAssertEqual(try b.count(), laterRows)
+        let high = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        let plainB = SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!, batches: Array(later))
+        XCTAssertEqual(try b.filtered(high).count(), try plainB.filtered(high).count())
+        XCTAssertEqual(try a.filtered(high).count(),
+                       try SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!,
+                                     batches: NaturalFormTests.batches()).filtered(high).count())
+        XCTAssertEqual(try b.count(), laterRows)
+        XCTAssertEqual(readsA.count, 1)
+        XCTAssertEqual(readsB.count, 1)
+    }
+}
