@@ -8,7 +8,7 @@ let package = Package(
         // own data (docs/embedding.md lists the public surface); LuaHost for plain Lua.
         .library(name: "Sensorium", targets: ["Sensorium"]),
         .library(name: "LuaHost", targets: ["LuaHost"]),
-        .executable(name: "sensorium", targets: ["sensorium"]),
+        .executable(name: "sensorium", targets: ["SensoriumCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -36,21 +36,38 @@ let package = Package(
         .target(name: "SensorKitModel", dependencies: ["CivilTime"]),
         // JSON string literals for every writer; a leaf (no dependencies).
         .target(name: "JSONText"),
-        .target(name: "SensorBackends", dependencies: ["SensorKitModel", "JSONText", "CIsal", "CZstd", .product(name: "GRDB", package: "GRDB.swift")]),
-        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "JSONText", "CStudyLua"]),
+        // The simulated world: seeded participants' days into samples (a SampleSource).
+        .target(name: "Simulator", dependencies: ["SensorKitModel"]),
+        // The recorded store: SQLite (GRDB), the column codec, the replay's SampleSource.
+        .target(name: "StudyStore", dependencies: ["SensorKitModel", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Exports into a store: MyDataHelps, MyHeartCounts and the native format (read and
+        // written), compressed inputs, the parallel parse pipelines.
+        .target(name: "Importers", dependencies: ["StudyStore", "SensorKitModel", "JSONText", "CIsal", "CZstd",
+                                                  .product(name: "GRDB", package: "GRDB.swift")]),
+        // What a run produces for people: tables, charts (SVG), the HTML run report.
+        .target(name: "StudyReport", dependencies: ["SensorKitModel", "JSONText"]),
+        .target(name: "StudyRuntime", dependencies: ["LuaHost", "SensorKitModel", "StudyReport", "JSONText", "CStudyLua"]),
+        // The API described: the reference's parser, the live description, completion, LuaLS definitions.
+        .target(name: "ApiReference", dependencies: ["LuaHost", "SensorKitModel"]),
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
-        .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "LuaHost", "SensorKitModel", "SensorBackends"]),
+        .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "StudyReport", "LuaHost", "SensorKitModel", "Simulator", "StudyStore"]),
         // The embedding API: a protocol, a world (simulated, recorded, an embedder's data
         // source) and a configuration in; tables, findings and output out.
-        .target(name: "Sensorium", dependencies: ["LuaHost", "SensorKitModel", "StudyRuntime", "StudyWorlds"]),
-        .executableTarget(name: "sensorium", dependencies: [
-            "Sensorium", "LuaHost", "SensorKitModel", "SensorBackends", "StudyRuntime", "StudyWorlds", "JSONText", "CLua", "CLuaShim", "CEditLine",
+        .target(name: "Sensorium", dependencies: ["LuaHost", "SensorKitModel", "StudyReport", "StudyRuntime", "StudyWorlds"]),
+        // The command line (`sensorium`) and its benchmarks. Named apart from the `Sensorium`
+        // library so that the two folders differ also on a case-insensitive file system.
+        .executableTarget(name: "SensoriumCLI", dependencies: [
+            "Sensorium", "LuaHost", "SensorKitModel", "Simulator", "StudyStore", "Importers", "StudyReport", "StudyRuntime",
+            "ApiReference", "StudyWorlds", "JSONText", "CLua", "CLuaShim", "CEditLine", "CIsal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
         .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
-        .testTarget(name: "SensorBackendsTests", dependencies: ["SensorBackends", "SensorKitModel", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyWorlds", "LuaHost", "SensorKitModel", "SensorBackends", "CivilTime",
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "SensorKitModel"]),
+        .testTarget(name: "RecordedDataTests", dependencies: ["StudyStore", "Importers", "Simulator", "SensorKitModel",
+                                                          .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyReport", "ApiReference", "StudyWorlds", "LuaHost",
+                                                      "SensorKitModel", "Simulator", "StudyStore", "Importers", "CivilTime",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).
         // CZlib: the browser test decodes Chromium's PNG screenshots.

@@ -2,8 +2,10 @@
 # The house rule of docs/architecture.md, checked: every Swift module under
 # Sources/ imports only the modules listed for it below. Data flows one way
 # (scenario → backend → model → runtime → report): the model knows no Lua and no
-# backend, LuaHost knows no sensors, the runtime knows no backend (StudyWorlds wires
-# them together), JSONText knows nothing.
+# backend; the backends (Simulator, StudyStore, Importers) know no Lua and not each
+# other, except that the importers write into the store; LuaHost knows no sensors; the
+# runtime knows no backend (StudyWorlds wires them together); the report knows no Lua
+# and no runtime; JSONText knows nothing.
 #
 # Usage: scripts/check-imports.sh [SOURCES_DIR]   (default: Sources)
 # Prints each forbidden import as FILE:LINE and exits 1 if there is any.
@@ -19,11 +21,15 @@ allowed() {
     SensorKitModel) echo "$system CivilTime" ;;
     JSONText)       echo "$system" ;;
     LuaHost)        echo "$system CLua CLuaShim CivilTime" ;;
-    SensorBackends) echo "$system SensorKitModel JSONText CIsal CZstd GRDB" ;;
-    StudyRuntime)   echo "$system LuaHost SensorKitModel JSONText CStudyLua" ;;
-    StudyWorlds)    echo "$system LuaHost SensorKitModel SensorBackends StudyRuntime" ;;
-    Sensorium)      echo "$system LuaHost SensorKitModel StudyRuntime StudyWorlds" ;;
-    sensorium)      echo "$system ArgumentParser CEditLine CLua CLuaShim Sensorium LuaHost SensorKitModel SensorBackends StudyRuntime StudyWorlds JSONText" ;;
+    Simulator)      echo "$system SensorKitModel" ;;
+    StudyStore)     echo "$system SensorKitModel GRDB" ;;
+    Importers)      echo "$system SensorKitModel StudyStore JSONText CIsal CZstd GRDB" ;;
+    StudyReport)    echo "$system SensorKitModel JSONText" ;;
+    StudyRuntime)   echo "$system LuaHost SensorKitModel StudyReport JSONText CStudyLua" ;;
+    ApiReference)   echo "$system LuaHost SensorKitModel" ;;
+    StudyWorlds)    echo "$system LuaHost SensorKitModel Simulator StudyStore StudyReport StudyRuntime" ;;
+    Sensorium)      echo "$system LuaHost SensorKitModel StudyReport StudyRuntime StudyWorlds" ;;
+    SensoriumCLI)   echo "$system ArgumentParser CEditLine CLua CLuaShim CIsal Sensorium LuaHost SensorKitModel Simulator StudyStore Importers StudyReport StudyRuntime ApiReference StudyWorlds JSONText GRDB" ;;
     *)              echo "?" ;;
   esac
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the 128-bit truncated powers of five that Sources/SensorBackends/Recorded/PowersOfFive.swift
+"""Prints the 128-bit truncated powers of five that Sources/Importers/EiselLemire.swift
 holds (the table of the Eisel-Lemire algorithm, as in fast_float's script/table_generation.py),
 for decimal exponents SMALLEST..LARGEST."""
 SMALLEST, LARGEST = -64, 64

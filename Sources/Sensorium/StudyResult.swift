@@ -1,5 +1,6 @@
 import Foundation
 import StudyRuntime
+import StudyReport
 
 /// What a study's run produced, as Swift values: the participants' printed output, the
 /// report tables with their rows, the findings, the warnings, and the report rendered as

@@ -2,6 +2,7 @@ import Foundation
 import LuaHost
 import StudyRuntime
 import StudyWorlds
+import StudyReport
 
 /// One run of a `Study`: its options for the runtime and the runner. Embedders use
 /// `Study.run`; the command line reaches the extras it needs (announcements, progress,

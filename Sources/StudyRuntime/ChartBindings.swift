@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 /// `report.chart(spec)`: the host side of the stdlib `plot` module (stdlib/plot.lua),
 /// which turns a protocol's values into the explicit spec read here:

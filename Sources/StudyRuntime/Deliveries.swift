@@ -1,4 +1,5 @@
 import SensorKitModel
+import StudyReport
 
 /// What a participant's fetches deliver to the protocol, published batch by batch to
 /// whoever subscribed: the run report's data coverage (`ReportBook.follow`). The fetch
@@ -36,5 +37,12 @@ struct DeliveredChunks {
         guard let chunk = try chunks.next() else { return nil }
         deliveries?.publish(chunk.batch)
         return chunk
+    }
+}
+
+extension ReportBook {
+    /// Subscribes the data coverage to what `participant`'s fetches deliver.
+    public func follow(_ deliveries: Deliveries, participant: String) {
+        deliveries.subscribe { batch in self.coverage.note(batch, participant: participant) }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 extension Bindings {
     /// `report.finding(where, message)`, called by stdlib/expect.lua when a check fails:

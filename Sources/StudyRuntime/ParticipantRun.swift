@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 /// Something the scenario makes happen to a participant's SensorKit state
 /// (data-shaping events such as wear gaps belong to the backend instead).

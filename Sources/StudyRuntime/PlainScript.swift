@@ -1,5 +1,6 @@
 import CStudyLua
 @_spi(Bindings) import LuaHost
+import StudyReport
 
 /// What a plain Lua script (a file with no `study{}`) gets from the study runtime: the one
 /// `time` module over its state's clock (no study span), the one `report` module (tables

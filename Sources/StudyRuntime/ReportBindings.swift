@@ -1,5 +1,6 @@
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 /// A table `report.table` declared, as Lua sees it: `t:row{…}` adds a row to it.
 final class ReportTable {

@@ -25,6 +25,12 @@ public struct BatchIterator {
 /// the chunk size whatever the range. Filters are evaluated per chunk into a
 /// selection of row indices; aggregates loop over unboxed `[Double]` columns.
 public final class SampleSet: @unchecked Sendable {
+    /// Every field a protocol reads of `info`'s samples: the sensor's columns, then the
+    /// virtual fields (`time`, `writeTime`, `magnitude`, `windowStart`/`windowEnd`).
+    public static func readableFields(of info: SensorInfo) -> [String] {
+        info.fields.map(\.name) + FieldReader.virtualFields(of: info)
+    }
+
     /// Starts one pass over the set's chunks (each aggregate makes its own).
     public typealias ChunkProducer = () -> BatchIterator
 

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 extension Bindings {
     /// How a SampleSet shows itself: `#set` counts it, and the REPL's pretty-printer

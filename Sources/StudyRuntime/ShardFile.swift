@@ -1,4 +1,5 @@
 import Foundation
+import StudyReport
 
 /// What `run --shard i/n --out DIR` leaves besides the shard's own tables: `DIR/shard.json`,
 /// everything `sensorium merge` needs to write exactly what one process running the whole

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Bindings) import LuaHost
 import SensorKitModel
+import StudyReport
 
 /// How to run a protocol: the world flags of `sensorium run`. Flags given here
 /// win over the scenario's values, which win over the defaults.

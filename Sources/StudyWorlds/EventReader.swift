@@ -1,5 +1,5 @@
 import Foundation
-import SensorBackends
+import Simulator
 import SensorKitModel
 import StudyRuntime
 

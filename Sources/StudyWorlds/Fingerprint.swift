@@ -1,5 +1,6 @@
 import Foundation
-import SensorBackends
+import StudyStore
+import StudyReport
 import StudyRuntime
 
 /// The identity of a cohort run: digests of the protocol, the Lua modules it can load

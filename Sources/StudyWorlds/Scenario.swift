@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Bindings) import LuaHost
-import SensorBackends
+import Simulator
 import SensorKitModel
 import StudyRuntime
 

@@ -1,5 +1,6 @@
 import Foundation
-import SensorBackends
+import Simulator
+import StudyStore
 import SensorKitModel
 import StudyRuntime
 

@@ -3,6 +3,7 @@ import XCTest
 @_spi(Bindings) @testable import LuaHost
 import SensorKitModel
 @testable import StudyRuntime
+@testable import ApiReference
 
 /// The API description is complete both ways: every name the runtime registers (host
 /// classes' methods and properties, globals and their fields, the stdlib modules' exports,
@@ -34,7 +35,8 @@ final class ApiDescriptionTests: XCTestCase {
     }
 
     func describe(_ run: ParticipantRun) throws -> ApiDescription {
-        try ApiDescription.build(state: run.state, docs: docs, stdlibModules: try stdlib().modules)
+        try ApiDescription.build(state: run.state, docs: docs, stdlibModules: try stdlib().modules,
+                             sensorFields: SampleSet.readableFields(of:))
     }
 
     func testEveryRegisteredNameIsDescribed() throws {

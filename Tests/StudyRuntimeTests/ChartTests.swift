@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import XCTest
 @testable import StudyRuntime
+@testable import StudyReport
 import SensorKitModel
 import JSONText
 

@@ -1,6 +1,7 @@
 import XCTest
 import SensorKitModel
 @testable import StudyRuntime
+@testable import StudyReport
 
 /// The run report's completeness grid notes ⌊t / 3600⌋ of every fetched sample time; the
 /// note skips runs of times inside the last hour noted, and must still note exactly those hours.

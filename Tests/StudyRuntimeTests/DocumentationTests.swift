@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 @_spi(Bindings) @testable import LuaHost
 import SensorKitModel
-import SensorBackends
+import Simulator
+import ApiReference
 @testable import StudyRuntime
 @testable import StudyWorlds
 

@@ -4,6 +4,7 @@ import Foundation
 import SensorKitModel
 import XCTest
 @testable import StudyRuntime
+@testable import StudyReport
 @testable import StudyWorlds
 
 /// Values a store or a scenario can hold — NaN, ±inf, ±1e300, times before 1970 or past

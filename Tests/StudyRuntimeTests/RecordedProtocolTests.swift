@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-import SensorBackends
+import StudyStore
+import Importers
 import SensorKitModel
 @testable import StudyRuntime
 @testable import StudyWorlds

@@ -1,5 +1,6 @@
 import XCTest
 @testable import StudyRuntime
+@testable import StudyReport
 
 /// Report tables' JSON strings: quotes, backslashes and control characters escaped,
 /// everything else (including non-ASCII) kept as it is.

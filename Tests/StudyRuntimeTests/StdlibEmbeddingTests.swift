@@ -2,6 +2,7 @@ import Foundation
 @_spi(Bindings) import LuaHost
 import XCTest
 @testable import StudyRuntime
+import StudyReport
 
 /// The stdlib built into the library, and one `time` and one `report`: the global and
 /// `require` give the same table, complete, with the column checks in Swift.

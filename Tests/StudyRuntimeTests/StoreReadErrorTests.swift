@@ -1,7 +1,9 @@
 import Foundation
 import GRDB
 import XCTest
-import SensorBackends
+import Simulator
+import StudyStore
+import Importers
 import SensorKitModel
 @testable import StudyRuntime
 @testable import StudyWorlds

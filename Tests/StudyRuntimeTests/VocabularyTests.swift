@@ -2,6 +2,7 @@ import Foundation
 import JSONText
 import XCTest
 @testable import StudyRuntime
+import StudyReport
 
 /// Concepts written once: the aggregate name table, the markup escaper.
 final class VocabularyTests: XCTestCase {

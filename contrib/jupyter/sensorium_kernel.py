@@ -2,7 +2,7 @@
 
 The kernel speaks Jupyter's messaging protocol (with jupyter_client's Session for the
 wire format and signatures) and drives `sensorium repl --machine`, which answers one
-JSON line per request (see Sources/sensorium/KernelEngine.swift). One study world per
+JSON line per request (see Sources/SensoriumCLI/KernelEngine.swift). One study world per
 kernel session; a cell whose first line is
 
     %%world --days 3 --participants 2 --seed 7 [--scenario FILE] [PROTOCOL]

@@ -1,0 +1,587 @@
+import CIsal
+import Foundation
+import GRDB
+import SensorKitModel
+#if canImport(Glibc)
+import Glibc
+import Simulator
+import StudyStore
+import Importers
+#endif
+
+/// The pieces of `sensorium bench store`: a 50 Hz accelerometer MyHeartCounts CSV
+/// generator, and one summary (hourly mean magnitude, daily 5/50/95th percentiles of the
+/// magnitude) computed the same way over any `SampleSource`.
+public enum StoreBenchmark {
+    public static let device = SRDevice(name: "iPhone", model: "iPhone", systemName: "iOS", systemVersion: "17.4",
+                                        productType: "iPhone15,2", kind: .phone)
+    static let deviceText = "\"<SRDevice: 0x2834; name = iPhone; model = iPhone; systemName = iOS; systemVersion = 17.4; productType = iPhone15,2>\""
+
+    /// Writes `seconds` of 50 Hz accelerometer from `start` as one MyHeartCounts CSV file
+    /// (60-s write batches; x, y, z with 6 decimals, timestamps with 2). Returns the row count.
+    @discardableResult
+    public static func writeAccelerometerCSV(path: String, start: Double, seconds: Int) throws -> Int {
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        guard let h = FileHandle(forWritingAtPath: path) else { throw ImportError(file: path, "cannot write") }
+        defer { try? h.close() }
+        var out = [UInt8]()
+        out.reserveCapacity(1 << 22)
+        out.append(contentsOf: Array("timestamp,identifier,x,y,z,device\n".utf8))
+        let dev = Array(deviceText.utf8)
+        let rows = seconds * 50
+        var cs = Int64((start * 100).rounded())
+        var state: UInt64 = 0x1234_5678
+        func digits(_ v: Int64, _ buf: inout [UInt8]) {
+            var v = v
+            if v == 0 { buf.append(48); return }
+            var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var n = 0
+            withUnsafeMutableBytes(of: &tmp) { t in
+                while v > 0 { t[n] = UInt8(48 + v % 10); v /= 10; n += 1 }
+                while n > 0 { n -= 1; buf.append(t[n]) }
+            }
+        }
+        func fixed(_ micro: Int64, _ buf: inout [UInt8]) {
+            var m = micro
+            if m < 0 { buf.append(45); m = -m }
+            digits(m / 1_000_000, &buf)
+            buf.append(46)
+            var frac = m % 1_000_000
+            var d: [UInt8] = [48, 48, 48, 48, 48, 48]
+            for k in (0..<6).reversed() { d[k] = UInt8(48 + frac % 10); frac /= 10 }
+            buf.append(contentsOf: d)
+        }
+        for i in 0..<rows {
+            digits(cs / 100, &out)
+            out.append(46)
+            let c = cs % 100
+            out.append(UInt8(48 + c / 10)); out.append(UInt8(48 + c % 10))
+            out.append(44)
+            digits(Int64(i / 3_000) + 1, &out)
+            out.append(44)
+            // Gravity on z, a slow sway and noise.
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let noise = Int64((state >> 33) % 40_001) - 20_000
+            let sway = Int64(200_000 * sin(Double(i) * 0.0005))
+            fixed(sway + noise, &out); out.append(44)
+            fixed(noise / 2 - 10_000, &out); out.append(44)
+            fixed(-980_000 + noise, &out); out.append(44)
+            out.append(contentsOf: dev)
+            out.append(10)
+            cs += 2
+            if out.count > (1 << 22) - 256 {
+                try h.write(contentsOf: out)
+                out.removeAll(keepingCapacity: true)
+            }
+        }
+        try h.write(contentsOf: out)
+        return rows
+    }
+
+    /// What the summary found.
+    public struct Summary: Sendable, Equatable {
+        public var samples = 0
+        public var hours = 0
+        public var days = 0
+        /// Hourly mean magnitudes, in order.
+        public var hourlyMeans: [Double] = []
+        /// Per local day: 5th, 50th and 95th percentile of the magnitude.
+        public var dailyPercentiles: [[Double]] = []
+    }
+
+    /// Hourly mean magnitude and daily percentiles of accelerometer samples written in
+    /// (start, end], read in one-hour pieces (memory: one day of magnitudes).
+    public static func summarise(_ source: any SampleSource, participant: String, device: SRDevice,
+                                 start: Double, end: Double, timeZone: TimeZone) throws -> Summary {
+        var s = Summary()
+        var hourKey = Int.min, hourSum = 0.0, hourCount = 0
+        var dayKey = Int.min
+        var day: [Double] = []
+        day.reserveCapacity(4_400_000)
+        var offset = LocalTime.offset(at: start, timeZone)
+        var offsetValidUntil = start + 3_600
+        func closeDay() {
+            guard !day.isEmpty else { return }
+            s.dailyPercentiles.append([quantile(&day, 0.05), quantile(&day, 0.5), quantile(&day, 0.95)])
+            s.days += 1
+            day.removeAll(keepingCapacity: true)
+        }
+        var t = start
+        while t < end {
+            let hi = min(end, t + 3_600)
+            let b = try source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi)
+            t = hi
+            guard b.count > 0, case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
+                  case .double(let zs)? = b.column("z")?.data else { continue }
+            let times = b.times
+            for i in 0..<b.count {
+                let ti = times[i]
+                if ti >= offsetValidUntil {
+                    offset = LocalTime.offset(at: ti, timeZone)
+                    offsetValidUntil = (ti / 3_600).rounded(.down) * 3_600 + 3_600
+                }
+                let local = ti + offset
+                let h = Int((local / 3_600).rounded(.down))
+                if h != hourKey {
+                    if hourCount > 0 { s.hourlyMeans.append(hourSum / Double(hourCount)); s.hours += 1 }
+                    hourKey = h; hourSum = 0; hourCount = 0
+                    let d = Int((local / 86_400).rounded(.down))
+                    if d != dayKey { closeDay(); dayKey = d }
+                }
+                let m = (xs[i] * xs[i] + ys[i] * ys[i] + zs[i] * zs[i]).squareRoot()
+                hourSum += m
+                hourCount += 1
+                day.append(m)
+            }
+            s.samples += b.count
+        }
+        if hourCount > 0 { s.hourlyMeans.append(hourSum / Double(hourCount)); s.hours += 1 }
+        closeDay()
+        return s
+    }
+
+    /// Linear-interpolated quantile by selection (reorders `v`).
+    static func quantile(_ v: inout [Double], _ p: Double) -> Double {
+        guard !v.isEmpty else { return .nan }
+        let h = Double(v.count - 1) * p
+        let lo = Int(h.rounded(.down))
+        let a = select(&v, lo)
+        if lo + 1 >= v.count { return a }
+        // The next order statistic is the minimum of the upper part.
+        var b = Double.infinity
+        for k in (lo + 1)..<v.count where v[k] < b { b = v[k] }
+        return a + (h - Double(lo)) * (b - a)
+    }
+
+    /// The k-th smallest value; afterwards v[..<k] ≤ v[k] ≤ v[(k+1)...].
+    static func select(_ v: inout [Double], _ k: Int) -> Double {
+        var lo = 0, hi = v.count - 1
+        var rng: UInt64 = 0x9E37_79B9_7F4A_7C15
+        v.withUnsafeMutableBufferPointer { a in
+            while lo < hi {
+                rng = rng &* 6_364_136_223_846_793_005 &+ 1
+                let pivot = a[lo + Int((rng >> 33) % UInt64(hi - lo + 1))]
+                var i = lo, j = hi
+                while i <= j {
+                    while a[i] < pivot { i += 1 }
+                    while a[j] > pivot { j -= 1 }
+                    if i <= j { a.swapAt(i, j); i += 1; j -= 1 }
+                }
+                if k <= j { hi = j } else if k >= i { lo = i } else { break }
+            }
+        }
+        return v[k]
+    }
+
+    /// User + system CPU seconds of this process so far (all threads).
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
+    }
+
+    /// Peak resident memory of this process since the last `resetPeakResident()` (or since
+    /// it started), bytes.
+    public static func peakResidentBytes() -> Int {
+        if let kB = statusField("VmHWM") { return kB * 1024 }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return usage.ru_maxrss * 1024
+    }
+
+    /// Resident memory now, bytes (0 when unknown).
+    static func residentBytes() -> Int { (statusField("VmRSS") ?? 0) * 1024 }
+
+    /// Returns freed heap memory to the system and restarts the peak (Linux: clear_refs 5),
+    /// so that `peakResidentBytes()` measures the next step alone.
+    static func resetPeakResident() {
+        #if canImport(Glibc)
+        typealias MallocTrim = @convention(c) (Int) -> Int32
+        if let handle = dlopen(nil, RTLD_NOW), let sym = dlsym(handle, "malloc_trim") {
+            _ = unsafeBitCast(sym, to: MallocTrim.self)(0)
+        }
+        #endif
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+    }
+
+    /// A `kB` field of /proc/self/status.
+    static func statusField(_ name: String) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name + ":") {
+            return Int(line.dropFirst(name.count + 1).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+        }
+        return nil
+    }
+
+    /// Decodes every chunk of the store (all columns); returns the rows decoded.
+    static func decodeEverything(_ store: RecordedStore) throws -> Int {
+        try store.pool.read { db in
+            var rows = 0
+            let chunks = try Row.fetchAll(db, sql: "SELECT chunk.id, stream.sensor FROM chunk JOIN stream ON stream.id = chunk.stream ORDER BY chunk.id")
+            for c in chunks {
+                guard let sensor = Sensor(rawValue: c[1]) else { continue }
+                rows += try RecordedSource.decodeChunk(db, id: c[0], sensor: sensor).count
+            }
+            return rows
+        }
+    }
+
+    /// Bytes of the store's tables without SQLite's free pages.
+    static func usedBytes(_ store: RecordedStore) throws -> Int {
+        try store.pool.read { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            return (pages - free) * size
+        }
+    }
+
+    /// The native path: a simulated participant-week of phone and watch accelerometer exported
+    /// (`sensorium export`), imported (`import --format native`), imported again, its size,
+    /// and every chunk decoded.
+    static func runNative(days: Int, start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        let participant = ParticipantDescription(id: "P1", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let end = start + Double(days) * 86_400
+        let study = NativeFormat.Study(start: start, end: end, participants: [.init(id: "P1", timeZone: "Europe/Paris")],
+                                       sensors: [.accelerometer])
+        let folder = dir.appendingPathComponent("native-\(days)d")
+        resetPeakResident()
+        var t = now()
+        var cpu0 = processCPUSeconds()
+        let exported = try NativeFormat.export(study, source: sim, to: folder)
+        var s = secs(t)
+        var cpu = processCPUSeconds() - cpu0
+        summary.append(("native export", Double(exported.rows) / s))
+        let csvBytes = RecordedStore.bytes(under: folder.path)
+        output(String(format: "  native export, %d day(s) of phone + watch accelerometer: %d rows (%.0f MB) in %.2f s = %.2f M rows/s (target ≥ 5: %.2fx); %.2f CPU-s (%.2f M rows per CPU-s); peak memory %.0f MB",
+                      days, exported.rows, Double(csvBytes) / 1e6, s, Double(exported.rows) / s / 1e6, Double(exported.rows) / s / 5e6,
+                      cpu, Double(exported.rows) / cpu / 1e6, Double(peakResidentBytes()) / 1e6))
+        output("  " + readIntoPageCache(folder.path))
+        let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
+        let store = try RecordedStore(path: path)
+        try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
+                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+        try FileManager.default.removeItem(at: folder)
+        try store.checkpoint()
+        let used = try usedBytes(store)
+        let bytesPerSample = Double(used) / Double(max(exported.rows, 1))
+        output(String(format: "  native store: %.0f MB for %d samples = %.2f B/sample (target ≤ 16: %.2fx)",
+                      Double(used) / 1e6, exported.rows, bytesPerSample, 16 / bytesPerSample))
+        // Twice: the first pass may read pages from disk, the second from the page cache.
+        var decoded = 0
+        s = .infinity
+        cpu = .infinity
+        for _ in 0..<2 {
+            t = now()
+            cpu0 = processCPUSeconds()
+            decoded = try decodeEverything(store)
+            s = min(s, secs(t))
+            cpu = min(cpu, processCPUSeconds() - cpu0)
+        }
+        output(String(format: "  native store decoded (every chunk, every column, one thread; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx); %.3f CPU-s (%.0f M samples per CPU-s)",
+                      decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6, cpu, Double(decoded) / cpu / 1e6))
+        try store.close()
+    }
+
+    /// Puts the file at `path`, or the files under it, on the disk, then reads them once, so that the import after
+    /// it is timed on files in the page cache, as right after a download: the same condition
+    /// for every format and run (the writers bypass the cache, `FileOutput`), and no kernel
+    /// write-back of gigabytes running on the import's cores. Returns a line saying so.
+    static func readIntoPageCache(_ path: String) -> String {
+        let t = DispatchTime.now().uptimeNanoseconds
+        sync()
+        let synced = Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 22, alignment: 4_096)
+        defer { buffer.deallocate() }
+        var bytes = 0
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: path, isDirectory: &isFolder)
+        let files = isFolder.boolValue
+            ? (FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []).sorted().map { path + "/" + $0 }
+            : [path]
+        for f in files {
+            let fd = open(f, O_RDONLY)
+            guard fd >= 0 else { continue }
+            while true {
+                let k = read(fd, buffer, 1 << 22)
+                if k <= 0 { break }
+                bytes += k
+            }
+            close(fd)
+        }
+        let s = Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+        return String(format: "input on disk after %.2f s, then read once into the page cache (%.0f MB in %.2f s): the imports below read it from memory",
+                      synced, Double(bytes) / 1e6, s - synced)
+    }
+
+    /// Imports `request` into `store` twice (import, then re-import of the same files, all
+    /// duplicates) and prints each pass's rate against its target; adds both rates to `summary`
+    /// as "KEY import" and "KEY re-import". Returns the import's rate (rows/s).
+    @discardableResult
+    static func importTwice(_ request: ImportRequest, into store: RecordedStore, label: String, key: String, inputBytes: Int64,
+                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws -> Double {
+        var firstRate = 0.0
+        for pass in ["import", "re-import"] {
+            resetPeakResident()
+            let t = DispatchTime.now().uptimeNanoseconds
+            let cpu0 = processCPUSeconds()
+            let stats = try store.importData(request)
+            let s = Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+            let cpu = processCPUSeconds() - cpu0
+            let rate = Double(stats.rowsRead) / s
+            let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
+                : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
+            if pass == "import" { firstRate = rate }
+            summary.append(("\(key) \(pass)", rate))
+            output(String(format: "  %@ %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of %@; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, Double(stats.rowsRead) / cpu / 1e6,
+                          stats.rowsStored, stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
+        }
+        return firstRate
+    }
+
+    /// A line comparing a compressed import's rate with the uncompressed import's: how many
+    /// times its time per row (target ≤ 1.3).
+    static func compressedRatio(_ label: String, rate: Double, plainRate: Double) -> String {
+        String(format: "  %@: %.2f M rows/s against %.2f uncompressed: %.2fx the uncompressed import's time per row (target ≤ 1.3)",
+               label, rate / 1e6, plainRate / 1e6, plainRate / rate)
+    }
+
+    /// The MyDataHelps path: the native path's simulated participant-week of phone and watch
+    /// accelerometer written as a MyDataHelps JSON tree (`MDHWriter`: a file per device and
+    /// day, an item per write batch), imported and imported again. `keepFiles`: leave the JSON
+    /// tree in `dir` (to profile an import of it).
+    static func runMDH(days: Int, start: Double, dir: URL, keepFiles: Bool, summary: inout [(String, Double)], output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        let participant = ParticipantDescription(id: "P1", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let devices = sim.devices(participant: "P1").filter { Sensor.accelerometer.deviceKinds.contains($0.kind) }
+        let root = dir.appendingPathComponent("mdh-\(days)d").path
+        let end = start + Double(days) * 86_400
+        let t = now()
+        let rows = try NativeFormat.inParallel(devices.count) { k in
+            try MDHWriter.write(source: sim, participant: "P1", device: devices[k], deviceID: devices[k].kind.rawValue,
+                                sensor: .accelerometer, start: start, end: end, root: root)
+        }.reduce(0, +)
+        let size = RecordedStore.bytes(under: root)
+        let generated = secs(t)
+        output(String(format: "  MyDataHelps JSON, %d day(s) of phone + watch accelerometer (a file per device and day): generated %d rows (%.0f MB of JSON) in %.2f s",
+                      days, rows, Double(size) / 1e6, generated))
+        output("  " + readIntoPageCache(root))
+        let path = dir.appendingPathComponent("mdh-\(days)d.sqlite").path
+        let store = try RecordedStore(path: path)
+        let plainRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
+                                        label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
+        try store.close()
+        // Exports are downloaded as .json.gz: the first day of both devices compressed, then
+        // imported into a store of its own (inflating is part of the import).
+        let gzRoot = dir.appendingPathComponent("mdh-\(days)d-gz").path
+        let firstDay = MDHWriter.dayName(start) + ".json"
+        let tg = now()
+        var gzBytes: Int64 = 0
+        for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
+            let target = gzRoot + "/" + f + ".gz"
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            gzBytes += try gzip(root + "/" + f, to: target)
+        }
+        output(String(format: "  MyDataHelps JSON.gz, the first day of both devices: %.0f MB compressed (gzip, ISA-L level 1) in %.2f s",
+                      Double(gzBytes) / 1e6, secs(tg)))
+        output("  " + readIntoPageCache(gzRoot))
+        let gzStore = try RecordedStore(path: dir.appendingPathComponent("mdh-gz.sqlite").path)
+        try importTwice(ImportRequest(format: .mdhJSON, sources: [gzRoot], progressBar: false), into: gzStore,
+                        label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output)
+        try gzStore.close()
+        // MyHeartCounts uploads are zstd-compressed: the same first day as .json.zstd
+        // (libzstd's streaming compression at its default level, with checksums).
+        let zstdRoot = dir.appendingPathComponent("mdh-\(days)d-zstd").path
+        let tz = now()
+        var zstdBytes: Int64 = 0
+        for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
+            let target = zstdRoot + "/" + f + ".zstd"
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target)
+        }
+        output(String(format: "  MyDataHelps JSON.zstd, the first day of both devices: %.0f MB compressed (zstd level %d) in %.2f s",
+                      Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(tz)))
+        output("  " + readIntoPageCache(zstdRoot))
+        let zstdStore = try RecordedStore(path: dir.appendingPathComponent("mdh-zstd.sqlite").path)
+        let zstdRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [zstdRoot], progressBar: false), into: zstdStore,
+                                       label: "MyDataHelps JSON.zstd", key: "mdh-json.zstd", inputBytes: zstdBytes, unit: "zstd",
+                                       summary: &summary, output: output)
+        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: plainRate))
+        try zstdStore.close()
+        if !keepFiles {
+            try FileManager.default.removeItem(atPath: root)
+            try FileManager.default.removeItem(atPath: gzRoot)
+            try FileManager.default.removeItem(atPath: zstdRoot)
+        }
+    }
+
+    /// Writes `source` gzip-compressed to `target` (ISA-L's deflate, level 1, as fast as the
+    /// benchmark needs); returns the compressed size.
+    static func gzip(_ source: String, to target: String) throws -> Int64 {
+        let input = try FileSource(path: source)
+        var out = FileOutput()
+        try out.open(target)
+        let stream = UnsafeMutablePointer<isal_zstream>.allocate(capacity: 1)
+        let levelBytes = 1 << 22, chunk = 1 << 20
+        let level = UnsafeMutablePointer<UInt8>.allocate(capacity: levelBytes)
+        let inBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk), outBuf = UnsafeMutablePointer<UInt8>.allocate(capacity: chunk)
+        defer { stream.deallocate(); level.deallocate(); inBuf.deallocate(); outBuf.deallocate() }
+        isal_deflate_init(stream)
+        stream.pointee.gzip_flag = UInt16(IGZIP_GZIP)
+        stream.pointee.level = 1
+        stream.pointee.level_buf = level
+        stream.pointee.level_buf_size = UInt32(levelBytes)
+        var written: Int64 = 0
+        repeat {
+            let n = try input.read(into: inBuf, count: chunk)
+            stream.pointee.next_in = inBuf
+            stream.pointee.avail_in = UInt32(n)
+            stream.pointee.end_of_stream = n == 0 ? 1 : 0
+            repeat {
+                stream.pointee.next_out = outBuf
+                stream.pointee.avail_out = UInt32(chunk)
+                guard isal_deflate(stream) == COMP_OK else { throw ImportError(file: target, "gzip compression failed") }
+                let k = chunk - Int(stream.pointee.avail_out)
+                try out.append(bytes: UnsafeBufferPointer(start: outBuf, count: k))
+                written += Int64(k)
+            } while stream.pointee.avail_out == 0
+        } while stream.pointee.internal_state.state != ZSTATE_END
+        try out.close()
+        return written
+    }
+
+    /// The whole benchmark; prints through `output`. `directory`: work there and keep its
+    /// files (the MyDataHelps JSON tree too), instead of a temporary folder removed at the end.
+    /// `parts`: "native" (export, native import, size, decode), "mhc" (MyHeartCounts CSV
+    /// import and the summaries), "mdh" (MyDataHelps JSON import); all when empty. Ends with
+    /// one line of every rate measured.
+    public static func run(weekDays: Int = 7, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
+        let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
+        SimulatorBenchmark.tuneAllocator()
+        let start = 1_772_409_600.0 // 2026-03-02 00:00 UTC, a Monday
+        let zone = TimeZone(identifier: "UTC")!
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        output("sensorium bench store: 50 Hz accelerometer, native, MyDataHelps JSON and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
+        output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
+        var summary: [(String, Double)] = []
+        defer {
+            if !summary.isEmpty {
+                output("  rates (M rows/s, this run): " + summary.map { String(format: "%@ %.2f", $0.0, $0.1 / 1e6) }.joined(separator: "; ")
+                       + " (targets: export ≥ 5, import ≥ 7, re-import ≥ import)")
+            }
+        }
+        if parts.isEmpty || parts.contains("native") {
+            try runNative(days: weekDays, start: start, dir: dir, summary: &summary, output: output)
+        }
+        if parts.isEmpty || parts.contains("mdh") {
+            try runMDH(days: weekDays, start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
+        }
+        guard parts.isEmpty || parts.contains("mhc") else { return }
+        var weekStore: RecordedStore? = nil
+        var lastRate = 0.0
+        var importRate = 0.0
+        for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
+            // Named by label: with --days 1 the "week" is one day too, in files of its own.
+            let isWeek = label == "participant-week"
+            let csv = dir.appendingPathComponent("accelerometer-\(label).csv").path
+            var t = now()
+            let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
+            let size = RecordedStore.bytes(under: csv)
+            output(String(format: "  %@: generated %d rows (%.0f MB of CSV) in %.2f s", label, rows, Double(size) / 1e6, secs(t)))
+            output("  " + readIntoPageCache(csv))
+            let path = dir.appendingPathComponent("store-\(label).sqlite").path
+            let store = try RecordedStore(path: path)
+            let request = ImportRequest(format: .mhcCSV, sources: [csv], participant: "bench", timeZone: "UTC", progressBar: false)
+            for pass in ["import", "re-import"] {
+                resetPeakResident()
+                let base = residentBytes()
+                defer { if isWeek { summary.append(("mhc-csv week \(pass)", lastRate)) } }
+                t = now()
+                let cpu0 = processCPUSeconds()
+                let stats = try store.importData(request)
+                let s = secs(t)
+                let cpu = processCPUSeconds() - cpu0
+                lastRate = Double(stats.rowsRead) / s
+                if pass == "import" { importRate = lastRate }
+                let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
+                output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 7: %.2fx), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB = %.1f B/row; peak memory %.0f MB (%.0f MB before)",
+                              label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(stats.rowsRead) / s / 7e6, Double(size) / 1e6 / s, cpu,
+                              Double(stats.rowsRead) / cpu / 1e6, stats.rowsStored, stats.duplicatesDropped, Double(dbSize) / 1e6,
+                              Double(dbSize) / Double(max(rows, 1)), Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
+            }
+            if !isWeek {
+                // The same day as MyHeartCounts uploads it, zstd-compressed (.csv.zstd), into a
+                // store of its own: decompressing is part of the import.
+                let plainRate = importRate
+                let zstdPath = csv + ".zstd"
+                t = now()
+                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath)
+                output(String(format: "  %@ .csv.zstd: %.0f MB compressed (zstd level %d) in %.2f s",
+                              label, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(t)))
+                output("  " + readIntoPageCache(zstdPath))
+                let zstdStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-zstd.sqlite").path)
+                let zstdRate = try importTwice(ImportRequest(format: .mhcCSV, sources: [zstdPath], participant: "bench", timeZone: "UTC", progressBar: false),
+                                               into: zstdStore, label: "\(label) CSV.zstd", key: "mhc-csv.zstd day", inputBytes: zstdBytes,
+                                               unit: "zstd", summary: &summary, output: output)
+                output(compressedRatio("\(label) CSV.zstd", rate: zstdRate, plainRate: plainRate))
+                try zstdStore.close()
+                try FileManager.default.removeItem(atPath: zstdPath)
+            }
+            try FileManager.default.removeItem(atPath: csv)
+            if isWeek { weekStore = store } else { try store.close() }
+        }
+        // Scan and summarise the stored week vs the same summary over the simulator.
+        resetPeakResident()
+        if let store = weekStore {
+            let rec = try store.source()
+            let end = start + Double(weekDays) * 86_400
+            let t = now()
+            let stored = try summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
+            let s1 = secs(t)
+            output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
+                          s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
+        }
+        let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch,
+                                                 profile: ParticipantProfile(preset: .officeWorker))
+        let sim = try SimulatedSource(seed: 1, participants: [participant])
+        let phone = sim.devices(participant: "bench")[0]
+        let paris = TimeZone(identifier: "Europe/Paris")!
+        let end = start + Double(weekDays) * 86_400
+        var t = now()
+        let fromSim = try summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let simSeconds = secs(t)
+        output(String(format: "  simulator participant-week: same summary: %.2f s, %.1f M samples/s (%d samples)",
+                      simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
+        let simStore = try RecordedStore(path: dir.appendingPathComponent("simulated-week.sqlite").path)
+        t = now()
+        let n = try simStore.copy(.accelerometer, from: sim, participant: "bench", device: phone, start: start, end: end, timeZone: "Europe/Paris")
+        output(String(format: "  the simulator's week stored: %d rows in %.2f s", n, secs(t)))
+        let rec = try simStore.source()
+        t = now()
+        let fromStore = try summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
+        let storeSeconds = secs(t)
+        output(String(format: "  stored simulator week: same summary: %.2f s, %.1f M samples/s; identical result: %@",
+                      storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
+        output(String(format: "  ratio stored / simulator: %.2f (target ≤ 2)", storeSeconds / simSeconds))
+        output(String(format: "  peak resident memory of the summaries and the stored simulator week: %.0f MB", Double(peakResidentBytes()) / 1e6))
+        try simStore.close()
+        try weekStore?.close()
+    }
+}

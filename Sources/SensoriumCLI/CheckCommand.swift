@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+@_spi(Bindings) import LuaHost
+import SensorKitModel
+import StudyRuntime
+import StudyWorlds
+import StudyReport
+
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Lint a protocol's study{} manifest the way App Review and SensorKit's runtime checks would."
+    )
+
+    @Argument(help: "A protocol folder or .lua file.")
+    var path: String
+
+    @Flag(help: "Treat a missing privacy policy URL as an error.")
+    var strict = false
+
+    func run() throws {
+        let script = try resolveScript(path)
+        var dirs: [String] = []
+        dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
+        var options = StudyOptions(protocolPath: script, moduleDirectories: dirs)
+        options.stdlibFolder = stdlibOverride()
+        options.participants = 1
+        options.days = 1
+        let runner = StudyRunner(options: options)
+        let discard: (String) -> Void = { _ in }
+        guard let participant = try runner.prepare(output: discard).first else { return }
+        var diagnostics: [Diagnostic] = []
+        participant.refusesUnknownStudyNames = false   // reported below with every other problem
+        do {
+            try participant.runTopLevel()
+        } catch let e as RunError {
+            printError("\(script): the protocol's top level failed, so the check may be incomplete:\n" + e.error.report())
+        }
+        guard let manifest = participant.manifest else {
+            print("\(script): error[missing-study]: no study{} declaration; "
+                  + StudyManifest.missingStudyAdvice(for: participant.usedSensors.keys.sorted { $0.rawValue < $1.rawValue }))
+            throw ExitCode(1)
+        }
+        diagnostics = manifest.validate(strictPrivacyPolicy: strict)
+        let resolved = manifest.resolved()
+        for (sensor, usage) in participant.usedSensors.sorted(by: { $0.key < $1.key }) {
+            if !resolved.entitledSensors.contains(sensor) {
+                diagnostics.append(Diagnostic(.error, "used-without-entitlement",
+                                              "\(usage)(\"\(sensor.rawValue)\") is used, but the study's entitlements do not include '\(sensor.info.entitlement)': SensorKit answers invalidEntitlement (0)",
+                                              sensor: sensor, key: "entitlements", suggestion: sensor.info.entitlement, errorCode: .invalidEntitlement))
+            }
+            if resolved.usageDetails[sensor] == nil && resolved.detailProblems[sensor] == nil {
+                diagnostics.append(Diagnostic(.error, "used-without-usage-detail",
+                                              "\(usage)(\"\(sensor.rawValue)\") is used, but `sensors` has no usage detail for it (NSSensorKitUsageDetail → \(sensor.info.usageKey))",
+                                              sensor: sensor, key: "sensors.\(sensor.rawValue)", errorCode: .invalidInfoPlist))
+            }
+        }
+        var seen = Set<String>()
+        diagnostics = diagnostics.filter { seen.insert($0.description).inserted }
+        let source = ManifestDiagnostics.sourceLines(script)
+        for d in diagnostics { print(ManifestDiagnostics.text(d, script: script, source: source)) }
+        let errors = diagnostics.filter { $0.severity == .error }.count
+        let warnings = diagnostics.count - errors
+        print("\(script): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+        if errors > 0 { throw ExitCode(1) }
+    }
+}
+
+struct SensorsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sensors",
+        abstract: "The SensorKit sensor catalogue: names, identifiers, entitlements, devices, cadence, fields."
+    )
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Argument(help: "Show one sensor's fields in full.")
+    var sensor: String?
+
+    func run() throws {
+        if let name = sensor {
+            guard let s = Sensor(name: name) else {
+                throw ValidationError("unknown sensor '\(name)'\(SensorCatalogue.sensorHint(for: name))")
+            }
+            let info = s.info
+            print("\(s.rawValue)  (\(s.identifier))")
+            print("  entitlement  \(info.entitlement)")
+            print("  usage key    \(info.usageKey)")
+            print("  devices      \(info.deviceKinds.map(\.rawValue).joined(separator: ", "))   shape \(info.shape.rawValue)   since iOS \(info.firstOS)")
+            print("  cadence      \(info.cadence.summary)")
+            if let window = info.window { print("  window       \(window.text(rowTime: info.rowTimeField?.name))  (windowStart, windowEnd)") }
+            print("  fields:")
+            for f in info.fields {
+                let unit = f.unit.map { " [\($0)]" } ?? ""
+                print("    \(f.name.padding(toLength: 34, withPad: " ", startingAt: 0)) \(f.type.kindName)\(unit)\(f.isOptional ? " (optional)" : "")  \(f.summary)")
+                if case .structured(let form) = f.type { print("      " + form.text) }
+            }
+            return
+        }
+        if json {
+            var items: [String] = []
+            for s in Sensor.allCases {
+                let info = s.info
+                let fields = info.fields.map { f in
+                    var shape = ""
+                    if case .structured(let form) = f.type { shape = ", \"shape\": " + jsonString(form.text) }
+                    return "{\"name\": \(jsonString(f.name)), \"type\": \(jsonString(f.type.kindName)), \"unit\": \(f.unit.map(jsonString) ?? "null"), \"optional\": \(f.isOptional)\(shape)}"
+                }
+                let window = info.window.map { jsonString($0.text(rowTime: info.rowTimeField?.name)) } ?? "null"
+                items.append("""
+                  {"name": \(jsonString(s.rawValue)), "identifier": \(jsonString(s.identifier)), "entitlement": \(jsonString(info.entitlement)), \
+                "usageKey": \(jsonString(info.usageKey)), "devices": [\(info.deviceKinds.map { jsonString($0.rawValue) }.joined(separator: ", "))], \
+                "shape": \(jsonString(info.shape.rawValue)), "since": \(jsonString(info.firstOS.description)), \
+                "cadence": \(jsonString(info.cadence.summary)), "nominalPeriod": \(info.cadence.nominalPeriod.map { "\($0)" } ?? "null"), "window": \(window), \
+                "fields": [\(fields.joined(separator: ", "))]}
+                """)
+            }
+            print("[\n" + items.joined(separator: ",\n") + "\n]")
+            return
+        }
+        print("sensor                   devices       shape   since  cadence")
+        for s in Sensor.allCases {
+            let info = s.info
+            print(s.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + " "
+                  + info.deviceKinds.map(\.rawValue).joined(separator: ",").padding(toLength: 13, withPad: " ", startingAt: 0) + " "
+                  + info.shape.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0) + " "
+                  + info.firstOS.description.padding(toLength: 6, withPad: " ", startingAt: 0) + " " + info.cadence.summary)
+        }
+    }
+}
+
+func jsonString(_ s: String) -> String { ReportBook.jsonString(s) }

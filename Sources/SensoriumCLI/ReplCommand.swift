@@ -1,0 +1,424 @@
+import ArgumentParser
+import CEditLine
+import Foundation
+@_spi(Bindings) import LuaHost
+import SensorKitModel
+import StudyRuntime
+import StudyWorlds
+import StudyReport
+import ApiReference
+
+struct ReplCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repl",
+        abstract: "A Lua prompt inside a simulated study world (line editing, history, =expr, :help).",
+        discussion: """
+        Each participant has a Lua state with the full protocol API (sensorkit, schedule, time,
+        report, log). Give a protocol to load its declarations first. Commands: :now, :advance 26h,
+        :advance to tomorrow 09:00, :load FILE, :participant P2, :sensors, :status, :report,
+        :help [NAME], :quit. Tab completes names; `_` is the last value printed.
+        """
+    )
+
+    @Argument(help: "Optional protocol folder or file whose top level runs first.")
+    var path: String?
+
+    @OptionGroup var world: WorldOptions
+
+    @OptionGroup var lua: LuaOptions
+
+    @Option(help: "History file (default ~/.sensorium_history).")
+    var history: String?
+
+    @Flag(help: ArgumentHelp("Answer JSON requests, one a line, for a program (the Jupyter kernel).", visibility: .hidden))
+    var machine = false
+
+    func run() throws {
+        let output = OutputBuffer(capturing: machine)
+        var dirs: [String] = []
+        var script = ""
+        if let path {
+            script = try resolveScript(path)
+            dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
+        } else {
+            dirs.append(".")
+        }
+        var options = StudyOptions(protocolPath: script, scenarioPath: path != nil ? defaultScenario(beside: script) : nil,
+                                   moduleDirectories: dirs)
+        world.apply(to: &options)
+        options.stdlibFolder = stdlibOverride()
+        options.seed = lua.seedGiven ? lua.seed : nil
+        options.limits = lua.limits
+        let runner = StudyRunner(options: options)
+        let world: ReplWorld
+        do {
+            world = try ReplWorld(runner: runner, output: output, loadProtocol: path != nil)
+        } catch {
+            output.flush()
+            printError(describe(error))
+            throw ExitCode(1)
+        }
+        if machine {
+            MachineSession(world: world, output: output).serve()
+            return
+        }
+        let session = ReplSession(world: world, output: output)
+        let interactive = isatty(STDIN_FILENO) != 0
+        if interactive {
+            output.write("Sensorium REPL (Lua 5.4) in a simulated world: \(world.current.setup.id), \(world.nowText). :help for help, Ctrl-D to leave.\n")
+            output.flush()
+            session.runInteractive(historyPath: history ?? (NSHomeDirectory() + "/.sensorium_history"))
+        } else {
+            while let line = readLine(strippingNewline: true) {
+                if !session.handle(line) { break }
+            }
+            session.finish()
+            output.flush()
+            // Piped input is a script: a chunk that failed fails it, as with `lua5.4 - < file`.
+            if session.failed { throw ExitCode(1) }
+        }
+        output.flush()
+    }
+}
+
+func describe(_ error: Error) -> String {
+    switch error {
+    case let e as RunError: e.description
+    case let e as LuaError: e.report()
+    default: String(describing: error)
+    }
+}
+
+/// The simulated world behind the REPL: every participant's run, one of them current.
+final class ReplWorld {
+    let runner: StudyRunner
+    let runs: [ParticipantRun]
+    var current: ParticipantRun
+    var repls: [String: LuaRepl] = [:]
+    let output: OutputBuffer
+    /// The API the prompt completes and `:help` describes (read from the first participant's state).
+    let description: ApiDescription
+
+    init(runner: StudyRunner, output: OutputBuffer, loadProtocol: Bool) throws {
+        self.runner = runner
+        self.output = output
+        runs = try runner.prepare { output.write($0) }
+        guard let first = runs.first else { throw CommandError("the scenario has no participants") }
+        current = first
+        for run in runs {
+            repls[run.setup.id] = LuaRepl(state: run.state)
+            // Without a protocol there is no study{}: entitle and describe every sensor so
+            // that experiments work at once (a study{} typed at the prompt replaces it).
+            if !loadProtocol { run.model.study = .permissive }
+            if loadProtocol { try run.runTopLevel() }
+            try run.drain(until: run.clock.now)
+        }
+        description = try apiDescription(of: first.state)
+    }
+
+    var repl: LuaRepl { repls[current.setup.id]! }
+
+    var nowText: String {
+        let run = current
+        let day = Int(((run.clock.now - run.settings.start) / 86_400).rounded(.down)) + 1
+        let past = run.clock.now > run.settings.end ? ", after the study's end" : ""
+        return "\(LocalTime.minuteLabel(run.clock.now, run.clock.timeZone)) \(run.clock.timeZone.identifier) (study day \(day)\(past)), SR \(ReportBook.format(.double(run.model.clock.current().rawValue)))"
+    }
+
+    static let advanceUsage = """
+    usage: :advance DURATION        (e.g. :advance 26h, :advance 90m, :advance 2d)
+           :advance to DATE TIME    (e.g. :advance to tomorrow 09:00, :advance to 09:00,
+                                     :advance to day 3 09:00, :advance to 2026-03-04 21:30)
+    """
+
+    /// The instant `:advance to WORDS` names, in the participant's time zone: `HH:MM` (the
+    /// next such clock time), `today HH:MM`, `tomorrow HH:MM`, `day N [HH:MM]`, or a date
+    /// `YYYY-MM-DD [HH:MM]`. Nil when the words are none of these.
+    func target(_ words: [String]) -> Double? {
+        let run = current
+        let tz = run.clock.timeZone
+        let now = run.clock.now
+        func clock(_ text: String) -> (Int, Int)? {
+            let hm = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            guard hm.count == 2, let h = hm[0], let m = hm[1], (0..<24).contains(h), (0..<60).contains(m) else { return nil }
+            return (h, m)
+        }
+        switch words.first {
+        case "today"?, "tomorrow"?:
+            guard words.count <= 2 else { return nil }
+            var hm = (0, 0)
+            if words.count == 2 {
+                guard let given = clock(words[1]) else { return nil }
+                hm = given
+            }
+            let day = words[0] == "today" ? LocalTime.startOfDay(now, tz) : LocalTime.nextDay(now, tz)
+            return LocalTime.time(onDayOf: day, hour: hm.0, minute: hm.1, tz)
+        case let first? where words.count == 1 && clock(first) != nil:
+            let (h, m) = clock(first)!
+            let today = LocalTime.time(onDayOf: now, hour: h, minute: m, tz)
+            return today > now ? today : LocalTime.time(onDayOf: LocalTime.nextDay(now, tz), hour: h, minute: m, tz)
+        default:
+            return LocalTime.parse(words.joined(separator: " "), tz, studyStart: run.settings.start)
+        }
+    }
+
+    /// Runs the current participant's world to `end`; says so when that passes the study's end.
+    func advance(to end: Double) throws -> String {
+        let run = current
+        let before = run.clock.now
+        try run.drain(until: end)
+        var text = nowText
+        if before <= run.settings.end && end > run.settings.end {
+            text += "\nnote: this passed the study's end (\(LocalTime.minuteLabel(run.settings.end, run.clock.timeZone)), "
+                + "after \(run.settings.days) day\(run.settings.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there"
+        }
+        return text
+    }
+
+    /// Delivers what the last chunk queued for now (delegate callbacks run after the code returns).
+    func settle() throws { try current.drain(until: current.clock.now) }
+
+    func command(_ words: [String]) throws -> String? {
+        switch words.first ?? "" {
+        case "now":
+            return nowText
+        case "advance":
+            if words.count >= 3, words[1] == "to" {
+                guard let end = target(Array(words.dropFirst(2))) else { return ReplWorld.advanceUsage }
+                guard end >= current.clock.now else {
+                    return "\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward"
+                }
+                return try advance(to: end)
+            }
+            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { return ReplWorld.advanceUsage }
+            return try advance(to: current.clock.now + d)
+        case "participant", "p":
+            guard words.count == 2 else { return "participants: " + runs.map(\.setup.id).joined(separator: ", ") + " (current: \(current.setup.id))" }
+            guard let run = runs.first(where: { $0.setup.id == words[1] }) else {
+                return "no participant '\(words[1])' (participants: \(runs.map(\.setup.id).joined(separator: ", ")))"
+            }
+            current = run
+            return "\(run.setup.id), \(nowText)"
+        case "sensors":
+            return Sensor.allCases.map { s in
+                let info = s.info
+                return s.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0)
+                    + current.model.status(s).name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                    + info.deviceKinds.map(\.rawValue).joined(separator: ",").padding(toLength: 13, withPad: " ", startingAt: 0)
+                    + info.cadence.summary
+            }.joined(separator: "\n")
+        case "status":
+            let run = current
+            var lines = ["participant \(run.setup.id), \(nowText)"]
+            let devices = run.source.devices(participant: run.setup.id).map { "\($0.model) (\($0.productType))" }
+            lines.append("devices: " + devices.joined(separator: ", "))
+            let touched = Sensor.allCases.filter { run.model.status($0) != .notDetermined || run.model.recording.isActive($0, at: run.clock.now) }
+            if touched.isEmpty { lines.append("no sensor authorized or recording yet (sensorkit.requestAuthorization, reader:startRecording)") }
+            for s in touched {
+                lines.append("  " + s.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + run.model.status(s).name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                             + (run.model.recording.isActive(s, at: run.clock.now) ? "recording" : "not recording"))
+            }
+            lines.append("events queued: \(run.loop.count)")
+            return lines.joined(separator: "\n")
+        case "report":
+            let text = runner.report.renderText()
+            return text.isEmpty ? "no report rows yet" : String(text.dropLast())
+        default:
+            return nil
+        }
+    }
+}
+
+/// One REPL conversation: commands (`:help`, `:now`, …) and Lua chunks.
+final class ReplSession {
+    let world: ReplWorld
+    let output: OutputBuffer
+    var repl: LuaRepl { world.repl }
+    /// A chunk or command failed (its error was printed); piped input then exits with status 1.
+    private(set) var failed = false
+
+    init(world: ReplWorld, output: OutputBuffer) {
+        self.world = world
+        self.output = output
+    }
+
+    static let help = """
+    Type Lua statements or expressions; expressions print their values.
+      =expr              print the value of expr
+      :now               the participant's virtual time
+      :advance 26h       run the world forward (schedules and delegate callbacks run)
+      :advance to tomorrow 09:00   … to a time (HH:MM, today/tomorrow HH:MM, day N HH:MM, YYYY-MM-DD HH:MM)
+      :load FILE         run a Lua file in this participant's state
+      :participant P2    switch participant (each has its own Lua state)
+      :sensors           the sensor catalogue with this participant's authorization
+      :status            devices, authorization and recording of this participant
+      :report            the report tables so far
+      :help NAME         documentation of a function or module (e.g. :help reader:samples, :help plot.line);
+                         :help api lists all
+      :quit              leave (Ctrl-D also leaves)
+    A chunk that is not complete continues on the next line (prompt >>); it is one history entry.
+    Tab completes globals, fields, methods, sensor names ("…") and field names; _ is the last value printed.
+    Ctrl-C stops a running chunk, or drops a half-typed one.
+    """
+
+    /// Handles one line; returns false when the session should end.
+    func handle(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if !repl.isContinuing, trimmed.hasPrefix(":") {
+            let words = trimmed.dropFirst().split(separator: " ").map(String.init)
+            switch words.first ?? "" {
+            case "quit", "q", "exit": return false
+            case "help", "h", "?":
+                output.write((words.count > 1 ? helpText(words[1], world.description) : ReplSession.help) + "\n")
+            case "load", "l":
+                let path = String(trimmed.drop { $0 != " " }).trimmingCharacters(in: .whitespaces)
+                guard !path.isEmpty else {
+                    output.write("usage: :load FILE   (runs a Lua file in this participant's state)\n")
+                    break
+                }
+                show(load(path))
+            default:
+                do {
+                    if let text = try world.command(words) { output.write(text + "\n") }
+                    else { output.write("unknown command :\(words.first ?? ""); :help lists them\n") }
+                } catch {
+                    failed = true
+                    output.flush()
+                    printError(describe(error))
+                }
+            }
+            output.flush()
+            return true
+        }
+        repl.state.catchInterruptSignal()
+        var reply = repl.feed(line)
+        if case .needMore = reply {} else {
+            do { try world.settle() } catch { reply = .error(describe(error)) }
+        }
+        LuaState.releaseInterruptSignal()   // piped input: Ctrl-C ends the session as usual
+        show(reply)
+        return true
+    }
+
+    /// Prints a chunk's reply: its values on standard output, an error on standard error.
+    func show(_ reply: LuaRepl.Reply) {
+        switch reply {
+        case .needMore: break
+        case .output(let text): if !text.isEmpty { output.write(text + "\n") }
+        case .error(let text):
+            failed = true
+            output.flush()
+            printError(text)
+        }
+        output.flush()
+    }
+
+    /// `:load FILE`: runs the file in the current participant's state (chunk `@FILE`, so
+    /// errors name its lines), then delivers what it queued for now.
+    func load(_ path: String) -> LuaRepl.Reply {
+        guard FileManager.default.fileExists(atPath: path) else { return .error(":load: no file '\(path)'") }
+        repl.state.catchInterruptSignal()
+        defer { LuaState.releaseInterruptSignal() }
+        do {
+            let values = try repl.state.executeFile(path)
+            try world.settle()
+            return .output(values.isEmpty ? "" : try repl.state.inspect(values))
+        } catch {
+            return .error(describe(error))
+        }
+    }
+
+    /// At the end of piped input, a half-typed chunk is an error worth saying.
+    func finish() {
+        if repl.isContinuing {
+            failed = true
+            output.flush()
+            printError("stdin: input ended inside an unfinished chunk")
+            repl.cancelPending()
+        }
+    }
+
+    /// The terminal loop, over libedit's readline: editing and persistent history.
+    func runInteractive(historyPath: String) {
+        using_history()
+        _ = read_history(historyPath)
+        stifle_history(1000)
+        completingSession = self
+        ceditline_set_completion(completeWord, wordBreaks)
+        defer { completingSession = nil }
+        // The lines of a chunk typed so far: the whole chunk becomes one history entry.
+        var chunk: [String] = []
+        while true {
+            // At the prompt Ctrl-C only raises a flag (no Lua is running to stop): the line
+            // typed so far is dropped and the prompt comes back, as the help says.
+            repl.state.catchInterruptSignal()
+            _ = LuaState.takeInterruptSignal()
+            let raw = readline(repl.prompt)
+            if LuaState.takeInterruptSignal() {
+                if let raw { free(raw) }
+                output.write("^C\n")
+                output.flush()
+                repl.cancelPending()
+                chunk.removeAll()
+                continue
+            }
+            guard let raw else {
+                output.write("\n")
+                break
+            }
+            let line = String(cString: raw)
+            free(raw)
+            chunk.append(line)
+            let goOn = handle(line)
+            if !repl.isContinuing {
+                let entry = chunk.joined(separator: "\n")
+                chunk.removeAll()
+                if !entry.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    _ = add_history(entry)
+                    _ = write_history(historyPath)
+                }
+            }
+            if !goOn { break }
+        }
+    }
+}
+
+/// `:help NAME`: the reference's entry (docs/lua-api.md: $SENSORIUM_DOCS, else the copy
+/// built into the program), else the API description's (a stdlib export); `:help api`
+/// lists every name of both.
+func helpText(_ name: String, _ api: ApiDescription) -> String {
+    let docs = documentationEntries()
+    if docs.isEmpty { return "documentation not found: cannot read $SENSORIUM_DOCS" }
+    let entries = api.helpEntries(docs: docs)
+    if name == "api" || name == "index" { return Documentation.index(entries) }
+    return Documentation.help(name, in: entries)
+}
+
+/// The session whose world the terminal's Tab completes from (libedit's hook is a C
+/// function and cannot capture it). Set by `runInteractive`, on the main thread only.
+nonisolated(unsafe) private var completingSession: ReplSession?
+nonisolated(unsafe) private let wordBreaks: UnsafeMutablePointer<CChar> = strdup(ApiCompletion.wordBreaks)
+
+/// libedit's completion hook: the matches for the word ending at the cursor, as readline
+/// wants them (a malloc'd NULL-terminated list, the common prefix first), or NULL.
+private func completeWord(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    ceditline_completion_over()
+    guard let session = completingSession, let buffer = ceditline_line_buffer() else { return nil }
+    let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self),
+                                    count: Int(max(0, ceditline_point())))
+    let line = String(decoding: bytes, as: UTF8.self)
+    let typed = text.map { String(cString: $0) } ?? ""
+    let (word, found) = ApiCompletion.complete(line, description: session.world.description, state: session.repl.state)
+    // The candidates replace our word; libedit replaces its own: put back what differs.
+    let lead = typed.hasSuffix(word) ? String(typed.dropLast(word.count)) : ""
+    let matches = found.map { lead + $0 }
+    guard !matches.isEmpty else { return nil }
+    var common = matches[0]
+    for m in matches.dropFirst() { while !m.hasPrefix(common) { common.removeLast() } }
+    let list = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: matches.count + 2)
+    list[0] = strdup(common)
+    var n = 1
+    if matches.count > 1 { for m in matches { list[n] = strdup(m); n += 1 } }
+    list[n] = nil
+    return list
+}

@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+@_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
+import StudyReport
+import StudyRuntime
+import StudyWorlds
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a study protocol in virtual time (or a plain Lua script).",
+        discussion: """
+        A folder runs its protocol.lua with its scenario.lua. A file that declares
+        study{...} runs as a protocol too; any other file runs once as a plain script.
+        """
+    )
+
+    @Argument(help: "A protocol folder (protocol.lua + scenario.lua), or a .lua file.")
+    var path: String
+
+    @Argument(help: "Arguments passed to a plain script as `...` (after `--` when they start with a dash).")
+    var arguments: [String] = []
+
+    @OptionGroup var world: WorldOptions
+
+    @Option(help: "Write every report table as CSV and JSON, every chart as SVG, and the run report index.html into this folder.")
+    var out: String?
+
+    @Option(help: "Replay a recorded study store (made by `sensorium import`) instead of simulating.")
+    var recording: String?
+
+    @Option(help: "With --recording: only this participant.")
+    var participant: String?
+
+    @OptionGroup var cohort: CohortOptions
+
+    @OptionGroup var lua: LuaOptions
+
+    func validate() throws {
+        if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
+    }
+
+    func run() throws {
+        let script = try resolveScript(path)
+        let output = OutputBuffer()
+        let scriptDir = URL(fileURLWithPath: script).deletingLastPathComponent().path
+        var dirs: [String] = []
+        dirs.append(relativeIfBelowCurrent(scriptDir))
+        let studyFlags = world.anyGiven || out != nil || recording != nil || cohort.shard != nil
+        guard studyFlags || isProtocol(script) else {
+            try runPlainScript(script, dirs: dirs, output: output)
+            return
+        }
+        var configuration = StudyConfiguration()
+        world.apply(to: &configuration)
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.seed = lua.seedGiven ? lua.seed : nil
+        configuration.memoryLimitBytes = lua.limits.memoryBytes
+        configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
+        configuration.instructionBudget = lua.limits.instructionBudget
+        configuration.jobs = try cohort.jobCount(memoryLimitMiB: lua.memoryLimitMiB)
+        configuration.failFast = cohort.failFast
+        let scenario = world.scenario ?? defaultScenario(beside: script)
+        let studyWorld: StudyWorld = recording.map { .recorded(store: $0, participant: participant, scenario: scenario) }
+            ?? .simulated(scenario: scenario)
+        // The module folder as typed (relative below the current folder): messages name it so.
+        let session = StudySession(Study(.file(script, moduleDirectories: dirs), world: studyWorld, configuration: configuration))
+        if let text = cohort.shard {
+            guard let shard = Shard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
+            guard out != nil else { throw ValidationError("--shard needs --out DIR (the folder `sensorium merge` reads)") }
+            session.options.shard = shard
+        }
+        session.announce = { lines in for line in lines { printError(line) } }
+        let bar = ProgressBar(unit: "participants", enabled: cohort.showProgress)
+        session.progress = { done, total in bar.update(done: done, total: total) }
+        let result: StudyResult
+        do {
+            result = try session.run { text in
+                output.write(text)
+                if bar.clear() { output.flush() }   // printed lines appear where the bar was
+            }
+            bar.finish()
+        } catch let error as StudyError {
+            bar.finish()
+            output.flush()
+            printError(error.message)
+            throw ExitCode(1)
+        }
+        guard let runner = session.runner else { return }
+        for w in result.warnings { printError("warning: " + w) }
+        output.write(result.reportText)
+        output.flush()
+        if let out {
+            try result.write(to: out)
+            if let shard = session.options.shard {
+                try ShardFile(fingerprint: Fingerprint(options: session.options, shardCount: shard.count), shard: shard,
+                              participants: result.participants, output: result.output, report: runner.report,
+                              findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
+            }
+        }
+        for failure in runner.failures { printError(failure.description) }
+        try reportFindings(runner.findings)
+    }
+
+    func runPlainScript(_ script: String, dirs: [String], output: OutputBuffer) throws {
+        do {
+            let state = try LuaState(limits: lua.limits, sandbox: Stdlib.sandbox(folder: stdlibOverride(), moduleDirectories: dirs, seed: lua.seed))
+            state.output = { output.write($0) }
+            state.outputBytes = { output.write(bytes: $0) }       // print's bytes unchanged, as lua5.4's
+            let plain = PlainScript()
+            try plain.install(in: state)
+            try state.executeFile(script, arguments: arguments.map { .string($0) })
+            output.write(plain.report.renderText())
+            output.flush()
+        } catch let error as LuaError {
+            output.flush()
+            printError(error.report())
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Lists failed expectations and runs an error stopped on stderr and fails the command when
+/// there are any.
+func reportFindings(_ findings: [Finding]) throws {
+    guard !findings.isEmpty else { return }
+    let stopped = findings.filter(\.isStoppedRun).map(\.participant)
+    for f in findings { printError("finding: " + f.description) }
+    let people = Set(findings.map(\.participant)).count
+    let checks = findings.count - stopped.count
+    var summary = "\(checks) finding\(checks == 1 ? "" : "s") (failed expect checks)"
+    if !stopped.isEmpty {
+        summary += " and \(stopped.count) run\(stopped.count == 1 ? "" : "s") stopped by an error (\(stopped.joined(separator: ", ")))"
+    }
+    printError(summary + " in \(people) participant\(people == 1 ? "" : "s"); they are the `findings` table (use --fail-fast to stop at the first one)")
+    throw ExitCode(1)
+}
+
+/// A script is a protocol when it declares a study (`study {` or `study(`).
+func isProtocol(_ path: String) -> Bool {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
+    return text.range(of: "(^|\\n)\\s*study\\s*[({]", options: .regularExpression) != nil
+}
+
+func defaultScenario(beside script: String) -> String? {
+    let candidate = URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
+    return FileManager.default.fileExists(atPath: candidate) ? relativeIfBelowCurrent(candidate) : nil
+}
+
+/// A folder means its protocol.lua; a missing file is a clear error.
+func resolveScript(_ path: String) throws -> String {
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+        throw CommandError("\(path): no such file or folder")
+    }
+    if isDir.boolValue {
+        let file = (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/protocol.lua"
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw CommandError("\(path) is a folder without protocol.lua")
+        }
+        return file
+    }
+    return path
+}

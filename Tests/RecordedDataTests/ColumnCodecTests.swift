@@ -1,0 +1,336 @@
+import Foundation
+import GRDB
+import XCTest
+import SensorKitModel
+@testable import StudyStore
+
+/// The store's column encodings: each one chosen where it fits, exact to the bit, and
+/// corrupt blobs refused with an error (never a trap).
+final class ColumnCodecTests: XCTestCase {
+    func roundTrip(_ c: ColumnData, times: [Double]? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
+        let bytes = ColumnCodec.encode(c, times: times)
+        let back = try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) }
+        switch (c, back) {
+        case let (.double(a), .double(b)): XCTAssertEqual(a.map(\.bitPattern), b.map(\.bitPattern), file: file, line: line)
+        default: XCTAssertEqual(c, back, file: file, line: line)
+        }
+        return bytes
+    }
+
+    func testFloat32ValuesTakeFourBytes() throws {
+        var rng = SplitMix(seed: 3)
+        var v = (0..<5_000).map { _ in Double(Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()) & 0x7F7F_FFFF | 0x3000_0000)) }
+        v += [-0.0, 0.0, Double(Float.greatestFiniteMagnitude), Double(Float.leastNonzeroMagnitude), -.infinity, .infinity, -1.5]
+        let bytes = try roundTrip(.double(v))
+        XCTAssertEqual(bytes[0], 3)
+        XCTAssertEqual(bytes.count, 1 + 4 * v.count)
+        // One value that is not a Float32 widened: another encoding, still exact.
+        v[2_500] = 0.1
+        let other = try roundTrip(.double(v))
+        XCTAssertNotEqual(other[0], 3)
+        v[2_500] = Double(bitPattern: 0x7FF8_0000_0000_0001) // a NaN payload a Float32 cannot carry
+        XCTAssertNotEqual(try roundTrip(.double(v))[0], 3)
+    }
+
+    func testWriteTimesOfBatchesAreRuns() throws {
+        // 65 536 rows in 3 000-row write batches with full-precision write times.
+        var v: [Double] = []
+        var w = 1_772_409_600.5934494
+        while v.count < 65_536 {
+            v += repeatElement(w, count: min(3_000, 65_536 - v.count))
+            w += 60.0123456789
+        }
+        let bytes = try roundTrip(.double(v))
+        XCTAssertEqual(bytes[0], 5)
+        XCTAssertLessThan(bytes.count, 22 * 12 + 16)
+    }
+
+    /// Write times decode straight into runs from every double encoding, equal to the
+    /// plain decode bit for bit; a run of equal times is one run, not one value a row.
+    func testWriteTimesDecodeIntoRunsFromEveryEncoding() throws {
+        var batches: [Double] = []
+        var w = 1_772_409_600.5934494
+        while batches.count < 20_000 { batches += repeatElement(w, count: 3_000); w += 60.0123456789 }
+        let decimalRuns: [Double] = (0..<9_000).map { i -> Double in Double(1_772_409_600_000 + (i / 3_000) * 60_000) / 1_000 }
+        let decimalDeltas: [Double] = (0..<500).map { i -> Double in Double(1_772_409_600_000 + i * i * 7) / 1_000 }
+        let float32: [Double] = (0..<300).map { i -> Double in Double(Float(i) * 0.37) }
+        let raw: [Double] = (0..<300).map { i -> Double in 1_772_409_600 + Double(i / 3) * Double.pi }
+        let cases: [(String, [Double])] = [
+            ("bit runs", batches), ("decimal runs", decimalRuns), ("decimal deltas", decimalDeltas),
+            ("constant", [Double](repeating: 1_772_409_600.25, count: 100)), ("float32", float32), ("raw", raw),
+            ("one row", [1_772_409_600.125]),
+        ]
+        var tags = Set<UInt8>()
+        for (name, v) in cases {
+            var writer = ByteWriter()
+            ColumnCodec.encodeDoubles(v, into: &writer)
+            tags.insert(writer.bytes[0])
+            let runs = try writer.bytes.withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }
+            XCTAssertEqual(runs.array.map(\.bitPattern), v.map(\.bitPattern), name)
+            XCTAssertEqual(runs.runCount, WriteTimes(v).runCount, name)
+            XCTAssertEqual(runs, WriteTimes(v), name)
+            // Cut short or padded: an error, never a trap.
+            XCTAssertThrowsError(try writer.bytes.dropLast().withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }, name)
+            XCTAssertThrowsError(try (writer.bytes + [0]).withUnsafeBytes { try ColumnCodec.decodeWriteTimes($0, count: v.count) }, name)
+        }
+        XCTAssertEqual(tags, [0, 1, 2, 3, 4, 5], "every double encoding a write-time column can take is covered")
+    }
+
+    /// A batch identifier (one value per 3,000 rows) comes back from the store in runs;
+    /// integers that change often come back one a row; both equal to what was stored.
+    func testBatchIdentifiersDecodeIntoRuns() throws {
+        let ids = (0..<65_536).map { Int64(29_540_699 + $0 / 3_000) }
+        let back = try ColumnCodec.encode(.int(ids)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: ids.count) }
+        guard case .intRuns(let runs) = back else { return XCTFail("identifier decoded as \(back.kind), not in runs") }
+        XCTAssertEqual(runs.runCount, 22)
+        XCTAssertEqual(runs.array, ids)
+        let constant = [Int64](repeating: -4, count: 500)
+        let c = try ColumnCodec.encode(.int(constant)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: 500) }
+        XCTAssertEqual(c, .int(constant))
+        if case .intRuns(let r) = c { XCTAssertEqual(r.runCount, 1) } else { XCTFail("a constant column is one run") }
+        let steps = (0..<5_000).map { Int64($0 * 3) }  // an arithmetic progression: runs form, one value a row
+        let s = try ColumnCodec.encode(.int(steps)).withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: steps.count) }
+        guard case .int(let dense) = s else { return XCTFail("a progression is not held in runs") }
+        XCTAssertEqual(dense, steps)
+    }
+
+    func testUptimeIsStoredAsOffsetsFromTheSampleTimes() throws {
+        // timestamp = time − boot, with a reboot in the middle of the chunk.
+        let times = (0..<10_000).map { Double(88_620_477_000 + $0) * 0.02 }
+        let boot1 = 1_772_162_315.5123, boot2 = 1_772_409_000.25
+        let uptime = times.enumerated().map { i, t in t - (i < 6_000 ? boot1 : boot2) }
+        let bytes = try roundTrip(.double(uptime), times: times)
+        XCTAssertEqual(bytes[0], 6)
+        XCTAssertLessThan(bytes.count, 40)
+        // Without the times the blob cannot be read: an error, not a guess.
+        XCTAssertThrowsError(try bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: .double, count: uptime.count) })
+        // Values that are not time − c for few constants are stored otherwise.
+        var noisy = uptime
+        for i in stride(from: 0, to: noisy.count, by: 7) { noisy[i] += 1e-6 }
+        XCTAssertNotEqual(try roundTrip(.double(noisy), times: times)[0], 6)
+    }
+
+    func testFiftyHertzTimesAreDecimalRuns() throws {
+        // Two stretches of 50 Hz samples with a gap between them.
+        let first: [Int64] = (0..<30_000).map { (k: Int) -> Int64 in 177_241_098_000 + 2 * Int64(k) }
+        let second: [Int64] = (0..<30_000).map { (k: Int) -> Int64 in 177_241_298_000 + 2 * Int64(k) }
+        let scaled = first + second
+        let v = scaled.map { Double($0) / 100 }
+        let bytes = try roundTrip(.double(v))
+        XCTAssertEqual(bytes[0], 4)
+        XCTAssertLessThan(bytes.count, 24)
+        // Noisy decimals keep the varint deltas.
+        var rng = SplitMix(seed: 5)
+        let noisy = (0..<5_000).map { _ in Double(Int(rng.next() % 2_000_001) - 1_000_000) / 1e6 }
+        XCTAssertEqual(try roundTrip(.double(noisy))[0], 1)
+    }
+
+    func testIntRunsAndTheirBoundaries() throws {
+        // Batch identifiers: constant stretches.
+        let ids = (0..<65_536).map { Int64(29_540_159 + $0 / 3_000) }
+        let bytes = try roundTrip(.int(ids))
+        XCTAssertEqual(bytes[0], 1)
+        XCTAssertLessThan(bytes.count, 120)
+        // Deltas at the extremes wrap exactly.
+        let extreme: [Int64] = [.min] + repeatElement(.max, count: 20) + repeatElement(.min, count: 20) + [0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+        XCTAssertEqual(try roundTrip(.int(extreme))[0], 1)
+        _ = try roundTrip(.int([5]))
+        _ = try roundTrip(.int([5, 6]))
+        _ = try roundTrip(.double([1.5]))
+        _ = try roundTrip(.double([Double.nan, 1]))
+    }
+
+    func testPresenceMasks() throws {
+        for n in [1, 7, 8, 9, 65_537] {
+            var rng = SplitMix(seed: UInt64(n))
+            let p = (0..<n).map { _ in rng.next() % 3 != 0 } + [false]
+            let enc = try XCTUnwrap(ColumnCodec.encodePresent(p))
+            XCTAssertEqual(enc.count, p.contains(true) ? 1 + (p.count + 7) / 8 : 1)
+            XCTAssertEqual(try enc.withUnsafeBytes { try ColumnCodec.decodePresent($0, count: p.count, encoding: 2) }, p)
+        }
+        XCTAssertNil(ColumnCodec.encodePresent([true, true]))
+        XCTAssertEqual(ColumnCodec.encodePresent([false, false, false]), [2])
+        // Chunks of encoding 1 keep one byte a row.
+        XCTAssertEqual(try ([1, 0, 1] as [UInt8]).withUnsafeBytes { try ColumnCodec.decodePresent($0, count: 3, encoding: 1) }, [true, false, true])
+        for bad: [UInt8] in [[], [1, 0xFF], [2, 0], [9], [0, 1]] {
+            XCTAssertThrowsError(try bad.withUnsafeBytes { try ColumnCodec.decodePresent($0, count: 9, encoding: 2) }, "\(bad)")
+        }
+    }
+
+    /// Every prefix of every encoding, and every blob with a byte too many, is an error.
+    func testCorruptBlobsAreErrors() throws {
+        let times = (0..<64).map { Double(88_620_477_000 + $0) * 0.02 }
+        let cases: [ColumnData] = [
+            .double(times.map { Double(Float($0 / 1e9)) }),
+            .double(times),
+            .double(times.map { $0 - 1_772_162_315.5123 }),
+            .double((0..<64).map { Double($0 / 16) + 0.123456789012 }),
+            .double((0..<64).map { Double(bitPattern: 0x4000_0000_0000_0000 &+ UInt64($0 * $0)) }),
+            .double(repeatElement(2.5, count: 64).map { $0 }),
+            .int((0..<64).map { Int64($0 / 10) }),
+            .int((0..<64).map { Int64($0 * $0 * 1_000_003) }),
+        ]
+        for c in cases {
+            let bytes = try roundTrip(c, times: times)
+            for cut in 0..<bytes.count {
+                let prefix = Array(bytes[..<cut])
+                XCTAssertThrowsError(try prefix.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) },
+                                     "tag \(bytes[0]) cut at \(cut)")
+            }
+            let longer = bytes + [0]
+            XCTAssertThrowsError(try longer.withUnsafeBytes { try ColumnCodec.decode($0, kind: c.kind, count: c.count, times: times) },
+                                 "tag \(bytes[0]) with a byte too many")
+        }
+        // Runs that claim more values than the column holds.
+        var w = ByteWriter()
+        w.byte(1); w.varint(1); w.zigzag(0); w.zigzag(1); w.varint(1_000)
+        XCTAssertThrowsError(try w.bytes.withUnsafeBytes { try ColumnCodec.decode($0, kind: .int, count: 10) })
+    }
+
+    /// A chunk of an encoding this version does not know is refused with a message saying so.
+    func testUnknownChunkEncodingIsRefused() throws {
+        let dir = try recordedTempDir(self)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        let store = try RecordedStore(path: path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try store.copy(.accelerometer, from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3_600, timeZone: "Europe/Berlin")
+        try store.pool.write { db in try db.execute(sql: "UPDATE chunk SET encoding = 9") }
+        let id = try store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM chunk")! }
+        XCTAssertThrowsError(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) }) { e in
+            XCTAssertTrue("\(e)".contains("encoding 9; this Sensorium reads encodings 1–2"), "\(e)")
+        }
+        try store.close()
+    }
+
+    /// A column stored in another kind than its sensor's schema holds is corruption, named
+    /// (chunks of one stream could otherwise not be joined).
+    func testColumnOfTheWrongKindIsRefused() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try store.copy(.accelerometer, from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3_600, timeZone: "Europe/Berlin")
+        let id = try store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM chunk")! }
+        XCTAssertNoThrow(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) })
+        try store.pool.write { db in try db.execute(sql: "UPDATE chunkColumn SET kind = 'double' WHERE name = 'identifier' AND chunk = ?", arguments: [id]) }
+        XCTAssertThrowsError(try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: .accelerometer) }) { e in
+            XCTAssertTrue("\(e)".contains("column identifier: stored as double, but accelerometer.identifier holds int values"), "\(e)")
+        }
+        try store.close()
+    }
+
+    /// Chunks written with encoding 1 (one presence byte a row) read as before.
+    func testChunksOfEncodingOneStayReadable() throws {
+        let dir = try recordedTempDir(self)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        let store = try RecordedStore(path: path)
+        let batch = SampleBatch(sensor: .accelerometer, writeTimes: [recMonday + 60, recMonday + 60, recMonday + 120],
+                                times: [recMonday, recMonday + 0.02, recMonday + 60],
+                                columns: [Column(name: "x", data: .double([0.5, 0.25, 1])), Column(name: "y", data: .double([0, 0, 0])),
+                                          Column(name: "z", data: .double([1, 1, -1])),
+                                          Column(name: "timestamp", data: .double([1, .nan, 3]), present: [true, false, true]),
+                                          Column(name: "identifier", data: .int([7, 7, 8]))])
+        _ = try store.importing { s in
+            try s.addParticipant(RecordedParticipant(id: "p", timeZone: "UTC"))
+            try s.append(participant: "p", device: recordedPhone, batch)
+        }
+        let before = try store.source().samples(participant: "p", sensor: .accelerometer, device: recordedPhone,
+                                                writtenAfter: recMonday, through: recMonday + 200)
+        try store.pool.write { db in
+            try db.execute(sql: "UPDATE chunkColumn SET present = x'010001' WHERE present IS NOT NULL")
+            try db.execute(sql: "UPDATE chunk SET encoding = 1")
+        }
+        let after = try store.source().samples(participant: "p", sensor: .accelerometer, device: recordedPhone,
+                                               writtenAfter: recMonday, through: recMonday + 200)
+        assertSameRows(before, after, "encoding 1")
+        XCTAssertEqual(after.column("timestamp")?.present, [true, false, true])
+        try store.close()
+    }
+
+    /// A store whose schema has a migration this version does not know is refused on opening.
+    func testNewerSchemaIsRefused() throws {
+        let dir = try recordedTempDir(self)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        try RecordedStore(path: path).close()
+        let q = try DatabaseQueue(path: path)
+        try q.write { db in try db.execute(sql: "INSERT INTO grdb_migrations(identifier) VALUES ('v99')") }
+        try q.close()
+        XCTAssertThrowsError(try RecordedStore(path: path)) { e in
+            XCTAssertTrue("\(e)".contains("written by a newer Sensorium"), "\(e)")
+        }
+    }
+}
+
+/// A store hands its chunks over as pieces (`samplePiece`): one chunk per piece, whole
+/// chunks not copied, every row of the range exactly once and in order; where two imports'
+/// chunks interleave in write time, one piece holds the whole range, ordered.
+final class StoredPieceTests: XCTestCase {
+    func pieces(_ source: RecordedSource, device: SRDevice, after: Double, through: Double) throws -> [(SampleBatch, Double)] {
+        var out: [(SampleBatch, Double)] = []
+        var cursor = after
+        while cursor < through {
+            let (batch, reached) = try source.samplePiece(participant: "ana", sensor: .accelerometer, device: device,
+                                                      writtenAfter: cursor, through: through, producedIn: nil)
+            XCTAssertGreaterThan(reached, cursor, "a piece moves on")
+            XCTAssertLessThanOrEqual(reached, through)
+            if batch.count > 0 {
+                XCTAssertGreaterThan(batch.writeTimes.first!, cursor)
+                XCTAssertLessThanOrEqual(batch.writeTimes.last!, reached)
+            }
+            out.append((batch, reached))
+            cursor = reached
+        }
+        return out
+    }
+
+    func testPiecesFollowChunksAndJoinToTheWholeAnswer() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try store.copy(.accelerometer, from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3 * 3_600, timeZone: "Europe/Berlin")
+        let chunkSpans = try store.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT minWrite, maxWrite FROM chunk ORDER BY minWrite").map { ($0[0] as Double, $0[1] as Double) }
+        }
+        XCTAssertGreaterThan(chunkSpans.count, 3, "the range spans several chunks")
+        let source = try store.source()
+        // From mid-chunk to mid-chunk: partial first and last pieces, whole ones between.
+        let after = (chunkSpans[0].0 + chunkSpans[0].1) / 2, through = (chunkSpans[3].0 + chunkSpans[3].1) / 2
+        let got = try pieces(source, device: phone, after: after, through: through)
+        XCTAssertEqual(got.map(\.1), [chunkSpans[0].1, chunkSpans[1].1, chunkSpans[2].1, through], "one piece per chunk")
+        var joined = SampleBatch.empty(for: .accelerometer)
+        for (b, _) in got { joined.append(b) }
+        assertSameRows(joined, try source.samples(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: after, through: through),
+                       "pieces joined")
+        try store.close()
+    }
+
+    func testInterleavedImportsAnswerTheWholeRangeInOrder() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let write = recMonday + 600
+        func batch(_ x: Double) -> SampleBatch {
+            SampleBatch(sensor: .accelerometer, writeTimes: [write, write + 60], times: [write - 1, write + 59],
+                        columns: [Column(name: "x", data: .double([x, x])), Column(name: "y", data: .double([0, 0])),
+                                  Column(name: "z", data: .double([1, 1])), Column(name: "timestamp", data: .double([1, 2])),
+                                  Column(name: "identifier", data: .int([1, 2]))])
+        }
+        for x in [0.5, 0.25] {
+            _ = try store.importing { s in
+                try? s.addParticipant(RecordedParticipant(id: "ana", timeZone: "UTC"))
+                try s.append(participant: "ana", device: recordedPhone, batch(x))
+            }
+        }
+        let source = try store.source()
+        let got = try pieces(source, device: recordedPhone, after: recMonday, through: recMonday + 3_600)
+        XCTAssertEqual(got.count, 1, "interleaved chunks come as one piece")
+        XCTAssertEqual(got[0].0.writeTimes, try source.samples(participant: "ana", sensor: .accelerometer, device: recordedPhone,
+                                                           writtenAfter: recMonday, through: recMonday + 3_600).writeTimes)
+        XCTAssertEqual(got[0].0.writeTimes, [write, write, write + 60, write + 60])
+        try store.close()
+    }
+}
