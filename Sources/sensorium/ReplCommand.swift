@@ -2,6 +2,7 @@ import ArgumentParser
 import CEditLine
 import Foundation
 @_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import SensorKitModel
 import StudyRuntime
 import StudyWorlds
@@ -41,16 +42,18 @@ struct ReplCommand: ParsableCommand {
         } else {
             dirs.append(".")
         }
-        var options = StudyOptions(protocolPath: script, scenarioPath: path != nil ? defaultScenario(beside: script) : nil,
-                                   moduleDirectories: dirs)
-        world.apply(to: &options)
-        options.stdlibFolder = stdlibOverride()
-        options.seed = lua.seedGiven ? lua.seed : nil
-        options.limits = lua.limits
-        let runner = StudyRunner(options: options)
+        var configuration = StudyConfiguration()
+        self.world.apply(to: &configuration)
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.seed = lua.seedGiven ? lua.seed : nil
+        configuration.memoryLimitBytes = lua.limits.memoryBytes
+        configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
+        configuration.instructionBudget = lua.limits.instructionBudget
+        let scenario = self.world.scenario ?? (path != nil ? defaultScenario(beside: script) : nil)
+        let study = StudySession(Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: scenario), configuration: configuration))
         let world: ReplWorld
         do {
-            world = try ReplWorld(runner: runner, output: output, loadProtocol: path != nil)
+            world = try ReplWorld(session: study, output: output, loadProtocol: path != nil)
         } catch {
             output.flush()
             printError(describe(error))
@@ -89,7 +92,8 @@ func describe(_ error: Error) -> String {
 
 /// The simulated world behind the REPL: every participant's run, one of them current.
 final class ReplWorld {
-    let runner: StudyRunner
+    /// The session the runs come from; its runner's report book gathers their rows.
+    let session: StudySession
     let runs: [ParticipantRun]
     var current: ParticipantRun
     var repls: [String: LuaRepl] = [:]
@@ -97,10 +101,10 @@ final class ReplWorld {
     /// The API the prompt completes and `:help` describes (read from the first participant's state).
     let description: ApiDescription
 
-    init(runner: StudyRunner, output: OutputBuffer, loadProtocol: Bool) throws {
-        self.runner = runner
+    init(session: StudySession, output: OutputBuffer, loadProtocol: Bool) throws {
+        self.session = session
         self.output = output
-        runs = try runner.prepare { output.write($0) }
+        runs = try session.prepare { output.write($0) }
         guard let first = runs.first else { throw CommandError("the scenario has no participants") }
         current = first
         for run in runs {
@@ -219,7 +223,7 @@ final class ReplWorld {
             lines.append("events queued: \(run.loop.count)")
             return lines.joined(separator: "\n")
         case "report":
-            let text = runner.report.renderText()
+            let text = session.runner?.report.renderText() ?? ""
             return text.isEmpty ? "no report rows yet" : String(text.dropLast())
         default:
             return nil
