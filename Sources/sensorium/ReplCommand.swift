@@ -50,10 +50,10 @@ struct ReplCommand: ParsableCommand {
         configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
         configuration.instructionBudget = lua.limits.instructionBudget
         let scenario = self.world.scenario ?? (path != nil ? defaultScenario(beside: script) : nil)
-        let study = StudySession(Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: scenario), configuration: configuration))
+        let study = Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: scenario), configuration: configuration)
         let world: ReplWorld
         do {
-            world = try ReplWorld(session: study, output: output, loadProtocol: path != nil)
+            world = try ReplWorld(study: study, output: output, loadProtocol: path != nil)
         } catch {
             output.flush()
             printError(describe(error))
@@ -92,8 +92,9 @@ func describe(_ error: Error) -> String {
 
 /// The simulated world behind the REPL: every participant's run, one of them current.
 final class ReplWorld {
-    /// The session the runs come from; its runner's report book gathers their rows.
-    let session: StudySession
+    /// Every participant, opened; they report into one book.
+    let participants: [StudyParticipantSession]
+    /// The participants' runtime runs (model, clock, event loop), in the same order.
     let runs: [ParticipantRun]
     var current: ParticipantRun
     var repls: [String: LuaRepl] = [:]
@@ -101,10 +102,10 @@ final class ReplWorld {
     /// The API the prompt completes and `:help` describes (read from the first participant's state).
     let description: ApiDescription
 
-    init(session: StudySession, output: OutputBuffer, loadProtocol: Bool) throws {
-        self.session = session
+    init(study: Study, output: OutputBuffer, loadProtocol: Bool) throws {
         self.output = output
-        runs = try session.prepare { output.write($0) }
+        participants = try study.openParticipants { output.write($0) }
+        runs = participants.map(\.run)
         guard let first = runs.first else { throw CommandError("the scenario has no participants") }
         current = first
         for run in runs {
@@ -223,7 +224,7 @@ final class ReplWorld {
             lines.append("events queued: \(run.loop.count)")
             return lines.joined(separator: "\n")
         case "report":
-            let text = session.runner?.report.renderText() ?? ""
+            let text = participants.first?.reportText ?? ""
             return text.isEmpty ? "no report rows yet" : String(text.dropLast())
         default:
             return nil
