@@ -1,5 +1,5 @@
 -- Daily heart-rate zones over the host app's own data (Examples/Embedding).
--- `zone(bpm)` is not Sensorium's: the embedding program registers it.
+-- `zone(bpm)`, `zoneTally()` and its class are not Sensorium's: the embedding program registers them.
 study {
   id = "embedded-heart-rate", title = "Daily heart-rate zones",
   usage = "Reads your heart rate to describe how active your days are.",
@@ -22,13 +22,10 @@ schedule.daily("09:00", function(now)
   for _, device in ipairs(sensors.heartRate:devices()) do
     local set = sensors.heartRate:samples { device = device, from = day.start, to = day.stop }
     if set:count() > 0 then
-      local counts = { rest = 0, moderate = 0, vigorous = 0 }
-      for _, bpm in ipairs(set:column("heartRate")) do
-        local z = zone(bpm)
-        counts[z] = counts[z] + 1
-      end
+      local tally = zoneTally()
+      for _, bpm in ipairs(set:column("heartRate")) do tally:add(zone(bpm)) end
       zones:row { day = day.day, samples = set:count(), mean_bpm = set:mean("heartRate"),
-                  rest = counts.rest, moderate = counts.moderate, vigorous = counts.vigorous }
+                  rest = tally.rest, moderate = tally.moderate, vigorous = tally.vigorous }
     end
   end
 end)

@@ -53,6 +53,8 @@ public final class LuaState {
     var inspector: LuaReference?
     var classes: [ObjectIdentifier: Int32] = [:]
     var classNames: [String: ObjectIdentifier] = [:]
+    /// The `LuaClass` of each Swift type registered with `register(class:name:_:)`, by type.
+    var objectClasses: [ObjectIdentifier: ObjectClass] = [:]
     /// The class of uncatchable error values (`LuaUncatchableError`), registered on first use.
     lazy var uncatchableClass = UncatchableBox.makeClass()
     /// Objects that must outlive the Lua state (class releasers): dropped after lua_close.

@@ -2,8 +2,8 @@
 /// functions registered with `LuaState.register(_:function:)`.
 ///
 /// Conforming: `Double`, `Int`, `Int64`, `String`, `Bool`, `LuaValue` (any value),
-/// `LuaTable`, `Optional` of a conforming type (nil or absent ↔ `nil`) and `Array` of one
-/// (a Lua sequence).
+/// `LuaTable`, `Optional` of a conforming type (nil or absent ↔ `nil`), `Array` of one
+/// (a Lua sequence), and classes registered with Lua (`LuaObject`), which cross as themselves.
 public protocol LuaConvertible: SendableMetatype {
     /// `value` as this type, or nil when it holds another kind of value (the caller
     /// raises "bad argument #n to 'f' (`luaTypeName` expected, got …)").
@@ -134,16 +134,14 @@ extension LuaState {
     /// Registers `body` as global function `name`, taking no arguments.
     public func register<R: LuaConvertible>(_ name: String, function body: @escaping () throws -> R) {
         register(name) { call in
-            call.push(try body().luaValue)
-            return 1
+            try call.returnTyped(body())
         }
     }
 
     /// Registers `body` as global function `name`, taking one argument.
     public func register<A: LuaConvertible, R: LuaConvertible>(_ name: String, function body: @escaping (A) throws -> R) {
         register(name) { call in
-            call.push(try body(call.typed(1)).luaValue)
-            return 1
+            try call.returnTyped(body(call.typed(1)))
         }
     }
 
@@ -151,8 +149,7 @@ extension LuaState {
     public func register<A: LuaConvertible, B: LuaConvertible, R: LuaConvertible>(
         _ name: String, function body: @escaping (A, B) throws -> R) {
         register(name) { call in
-            call.push(try body(call.typed(1), call.typed(2)).luaValue)
-            return 1
+            try call.returnTyped(body(call.typed(1), call.typed(2)))
         }
     }
 
@@ -160,16 +157,7 @@ extension LuaState {
     public func register<A: LuaConvertible, B: LuaConvertible, C: LuaConvertible, R: LuaConvertible>(
         _ name: String, function body: @escaping (A, B, C) throws -> R) {
         register(name) { call in
-            call.push(try body(call.typed(1), call.typed(2), call.typed(3)).luaValue)
-            return 1
+            try call.returnTyped(body(call.typed(1), call.typed(2), call.typed(3)))
         }
-    }
-}
-
-extension LuaCall {
-    /// Argument `i` as `T`, or the "bad argument" error naming `T`'s Lua type.
-    func typed<T: LuaConvertible>(_ i: Int32) throws -> T {
-        if let v = T(luaValue: value(i)) { return v }
-        throw argumentError(i, expected: T.luaTypeName)
     }
 }

@@ -117,6 +117,14 @@ public struct Study: Sendable {
         extensions.append { $0.register(name, function: body) }
     }
 
+    /// Makes Swift class `type` a Lua class named `name` in the protocol: `define` adds its
+    /// typed methods and properties (see `LuaState.register(class:name:_:)`); functions
+    /// registered here may take and return its instances.
+    public mutating func register<Object: LuaObject>(class type: Object.Type, name: String,
+                                                     _ define: @escaping @Sendable (LuaClassDefinition<Object>) throws -> Void) {
+        extensions.append { try $0.register(class: type, name: name, define) }
+    }
+
     /// Runs `setUp` in every participant's Lua state after the study API is installed and
     /// before the protocol runs (for modules and several registrations at once).
     public mutating func extend(_ setUp: @escaping @Sendable (LuaState) throws -> Void) {

@@ -21,6 +21,63 @@ public protocol StudyDataSource: Sendable {
     /// read does; the protocol cannot catch it.
     func samples(of sensor: String, participant: String, device: StudyDevice,
                  writtenAfter after: Double, through: Double) throws -> [Sample]
+
+    /// When participant `participant` authorized or denied which sensor, in any order (a
+    /// sensor's status at a time is its latest change at or before it). The status as of the
+    /// study's start answers the protocol's authorization request (a sensor not named is
+    /// allowed); each later change happens at its time, as when a participant turns a
+    /// sensor off or on in Settings: readers are told, and fetches follow SensorKit's rules
+    /// (a denied sensor's fetch fails with `authorizationDenied`). Default: no changes
+    /// (every sensor authorized when the protocol asks).
+    func authorization(participant: String) throws -> [StudyAuthorizationChange]
+
+    /// When participant `participant`'s devices recorded which sensor, in any order. A
+    /// sensor named here was recorded in its spans only: samples written outside every
+    /// span are never delivered (a fetch over a pause is empty), and samples inside a span
+    /// are visible whether or not the protocol records (as in a recorded store). A sensor
+    /// not named records as the protocol starts and stops it. Default: none named.
+    func recording(participant: String) throws -> [StudyRecordingSpan]
+}
+
+extension StudyDataSource {
+    /// No changes: every sensor is authorized when the protocol asks.
+    public func authorization(participant: String) throws -> [StudyAuthorizationChange] { [] }
+    /// No spans: every sensor records as the protocol starts and stops it.
+    public func recording(participant: String) throws -> [StudyRecordingSpan] { [] }
+}
+
+/// A change of one sensor's authorization in a participant's timeline.
+public struct StudyAuthorizationChange: Sendable, Equatable {
+    /// The sensor, by SensorKit's name (`"heartRate"`).
+    public var sensor: String
+    /// When the status changed: seconds since 1970.
+    public var time: Double
+    /// Whether the sensor is authorized from `time` on (false: denied).
+    public var authorized: Bool
+
+    /// `sensor` becomes authorized (or denied) at `time`.
+    public init(sensor: String, time: Double, authorized: Bool) {
+        self.sensor = sensor
+        self.time = time
+        self.authorized = authorized
+    }
+}
+
+/// A span of write times (`after`, `through`] in which a participant's devices recorded a sensor.
+public struct StudyRecordingSpan: Sendable, Equatable {
+    /// The sensor, by SensorKit's name (`"heartRate"`).
+    public var sensor: String
+    /// The span's start (exclusive): seconds since 1970 on the write-time axis.
+    public var after: Double
+    /// The span's end (inclusive): seconds since 1970 on the write-time axis.
+    public var through: Double
+
+    /// `sensor` was recorded for samples written in (`after`, `through`].
+    public init(sensor: String, after: Double, through: Double) {
+        self.sensor = sensor
+        self.after = after
+        self.through = through
+    }
 }
 
 /// One participant of an embedder's data source.

@@ -19,8 +19,8 @@ public struct StudyResult {
     public var participants: [String]
     /// The run's report book (`write(to:)`, `reportText`).
     let book: ReportBook
-    /// The HTML run report (`index.html` of `sensorium run --out`).
-    public let htmlReport: String
+    /// What the run report says about the run (for `htmlReport`).
+    let pageFacts: RunReportPage.Facts
 
     init(output: String, runner: StudyRunner) {
         self.output = output
@@ -29,8 +29,11 @@ public struct StudyResult {
         findings = runner.findings.map(StudyFinding.init)
         warnings = runner.warnings
         participants = runner.participantIDs
-        htmlReport = runner.htmlReport()
+        pageFacts = runner.pageFacts
     }
+
+    /// The HTML run report (`index.html` of `sensorium run --out`), rendered when asked for.
+    public var htmlReport: String { RunReportPage(book: book, facts: pageFacts).render() }
 
     /// The table named `name`, or nil.
     public func table(_ name: String) -> ResultTable? { tables.first { $0.name == name } }

@@ -72,6 +72,24 @@ public final class StudySession {
         return StudyResult(output: collected.text, runner: runner)
     }
 
+    /// Every participant's run set up and nothing run yet — each a Lua state with the study
+    /// API (and the study's registrations), its model, clock and event loop, over the
+    /// study's world — for the commands that drive participants themselves: `repl` (and
+    /// `repl --machine`, the kernel's), `check`, `luals`, `export` and the benchmarks. The
+    /// runner behind them is `runner` afterwards (its report book gathers their rows).
+    /// What they print goes to `output`. Throws what the runtime throws (`ScenarioError`,
+    /// `RunError`, `LuaError`, …), for each command's own message.
+    ///
+    /// `@_spi(CommandLine)` with the session: these handles are the runtime's own types,
+    /// which an embedder does not see; `Study.run` is the embedder's way.
+    public func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
+        let runner = StudyRunner(options: options, planner: planner)
+        self.runner = runner
+        runner.announce = announce
+        runner.progress = progress
+        return try runner.prepare(output: output)
+    }
+
     /// An error that stopped the run as the command line prints it.
     static func message(of error: Error) -> String {
         switch error {

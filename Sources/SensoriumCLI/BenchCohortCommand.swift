@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Bindings) import LuaHost
-import StudyRuntime
-import StudyWorlds
+import Sensorium
 
 /// `sensorium bench cohort`: participants per second of a protocol over a simulated cohort
 /// with one job and with N, the speed-up, and a check that both wrote the same bytes.
@@ -28,26 +27,25 @@ struct BenchCohort: ParsableCommand {
         let script = try resolveScript(path)
         var dirs: [String] = []
         dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
-        var options = StudyOptions(protocolPath: script, scenarioPath: defaultScenario(beside: script), moduleDirectories: dirs)
-        options.stdlibFolder = stdlibOverride()
-        options.participants = participants
-        options.days = days
-        options.limits.timeLimitMilliseconds = 0
+        var configuration = StudyConfiguration()
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.participants = participants
+        configuration.days = days
+        configuration.timeLimitMilliseconds = 0
+        var study = Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: defaultScenario(beside: script)), configuration: configuration)
         let n = try CohortOptions.jobCount(jobs, memoryLimitMiB: LuaLimits().memoryBytes >> 20)
         print("sensorium bench cohort: \(script), \(participants) participants × \(days) days, \(ProcessInfo.processInfo.activeProcessorCount) cores")
         print("  (a shared or busy machine lowers both rates and the speed-up; compare ratios from one run)")
         var results: [(jobs: Int, seconds: Double, output: String)] = []
         for j in [1, n] {
-            options.jobs = j
-            let runner = StudyRunner(options: options)
-            final class Sink: @unchecked Sendable { var text = "" }
-            let sink = Sink()
+            study.configuration.jobs = j
             let start = DispatchTime.now().uptimeNanoseconds
-            do { try runner.run { sink.text += $0 } } catch let e as RunError {
-                throw CommandError("the protocol failed: \(e.description)")
+            let result: StudyResult
+            do { result = try study.run() } catch let e as StudyError {
+                throw CommandError("the protocol failed: \(e.message)")
             }
             let secs = seconds(since: start)
-            let output = sink.text + runner.report.renderText()
+            let output = result.output + result.reportText
             results.append((j, secs, output))
             print("  --jobs \(j):".padding(toLength: 14, withPad: " ", startingAt: 0)
                   + String(format: "%8.2f s  %7.2f participants/s  %6.1f ms/participant", secs, Double(participants) / secs,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import StudyStore
 import SensorKitModel
 import StudyRuntime
@@ -59,8 +60,8 @@ struct BenchStudy: ParsableCommand {
         defer { if keep == nil { try? FileManager.default.removeItem(at: dir) } }
         if keep != nil { for f in ["week.sqlite", "week.sqlite-wal", "week.sqlite-shm"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(f)) } }
 
-        let options = try BenchStudy.protocolOptions(days: days, recording: nil, folder: protocolFolder)
-        guard let sim = try StudyRunner(options: options).prepare(output: { _ in }).first else { return }
+        let study = try BenchStudy.protocolStudy(days: days, recording: nil, folder: protocolFolder)
+        guard let sim = try StudySession(study).prepare(output: { _ in }).first else { return }
         try sim.runTopLevel()
         let start = sim.settings.start, end = start + Double(days) * 86_400
         try sim.drain(until: end + 86_400 + 3_600)
@@ -129,23 +130,25 @@ struct BenchStudy: ParsableCommand {
         if !agree { throw ExitCode(1) }
     }
 
-    /// The benchmark protocol's options over `recording` (nil: the simulator).
-    static func protocolOptions(days: Int, recording: String?, folder: String) throws -> StudyOptions {
+    /// The benchmark protocol as a study over `recording` (nil: the simulator).
+    static func protocolStudy(days: Int, recording: String?, folder: String) throws -> Study {
         let protocolPath = folder + "/protocol.lua"
         guard FileManager.default.fileExists(atPath: protocolPath) else {
             throw CommandError("missing \(protocolPath): run `sensorium bench study` from the project's folder (the checkout's top), "
                                + "or give --protocol-folder (the checkout's bench/study)")
         }
-        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: folder + "/scenario.lua", moduleDirectories: [folder])
-        options.stdlibFolder = stdlibOverride()
-        options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
-        if let recording {
-            options.recordingPath = recording
-        } else {
-            options.participants = 1
-            options.days = days + 2
+        var configuration = StudyConfiguration()
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.memoryLimitBytes = 256 << 20
+        configuration.timeLimitMilliseconds = 0
+        configuration.instructionBudget = 0
+        let scenario = folder + "/scenario.lua"
+        if recording == nil {
+            configuration.participants = 1
+            configuration.days = days + 2
         }
-        return options
+        let world: StudyWorld = recording.map { .recorded(store: $0, participant: nil, scenario: scenario) } ?? .simulated(scenario: scenario)
+        return Study(.file(protocolPath, moduleDirectories: [folder]), world: world, configuration: configuration)
     }
 
     /// `sensorium bench study --replay-store PATH --replay-window FROM,TO`, run as a child:
@@ -171,7 +174,7 @@ struct BenchStudy: ParsableCommand {
         guard let workload = Workload(rawValue: replayWorkload) else {
             throw ValidationError("--replay-workload must be one of: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard let replay = try StudyRunner(options: BenchStudy.protocolOptions(days: days, recording: store, folder: protocolFolder))
+        guard let replay = try StudySession(BenchStudy.protocolStudy(days: days, recording: store, folder: protocolFolder))
             .prepare(output: { _ in }).first else { throw CommandError("the store \(store) has no participant") }
         try replay.runTopLevel()
         try replay.drain(until: window[1] + 86_400 + 3_600)

@@ -1,9 +1,8 @@
 import ArgumentParser
 import Foundation
-@_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import SensorKitModel
 import StudyRuntime
-import StudyWorlds
 import StudyReport
 
 struct CheckCommand: ParsableCommand {
@@ -22,13 +21,14 @@ struct CheckCommand: ParsableCommand {
         let script = try resolveScript(path)
         var dirs: [String] = []
         dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
-        var options = StudyOptions(protocolPath: script, moduleDirectories: dirs)
-        options.stdlibFolder = stdlibOverride()
-        options.participants = 1
-        options.days = 1
-        let runner = StudyRunner(options: options)
+        var configuration = StudyConfiguration()
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.participants = 1
+        configuration.days = 1
+        // No scenario: one default participant for one day; the protocol's top level only.
+        let session = StudySession(Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: nil), configuration: configuration))
         let discard: (String) -> Void = { _ in }
-        guard let participant = try runner.prepare(output: discard).first else { return }
+        guard let participant = try session.prepare(output: discard).first else { return }
         var diagnostics: [Diagnostic] = []
         participant.refusesUnknownStudyNames = false   // reported below with every other problem
         do {

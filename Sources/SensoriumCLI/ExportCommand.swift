@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+@_spi(CommandLine) import Sensorium
 import Simulator
 import Importers
 import SensorKitModel
@@ -34,12 +35,14 @@ struct ExportCommand: ParsableCommand {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")
         try "-- export\n".write(to: tmp, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: tmp) }
-        var options = StudyOptions(protocolPath: tmp.path)
-        world.apply(to: &options)
-        options.seed = seed
+        var configuration = StudyConfiguration()
+        world.apply(to: &configuration)
+        configuration.seed = seed
+        let session = StudySession(Study(.file(tmp.path, moduleDirectories: []), world: .simulated(scenario: world.scenario),
+                                         configuration: configuration))
         let runs: [ParticipantRun]
         do {
-            runs = try StudyRunner(options: options).prepare(output: { _ in })
+            runs = try session.prepare(output: { _ in })
         } catch let e as ScenarioError {
             printError(e.description)
             throw ExitCode(1)

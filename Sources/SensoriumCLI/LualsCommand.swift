@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import StudyRuntime
 import ApiReference
 
@@ -27,15 +28,14 @@ struct LualsCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
             throw CommandError("luals: '\(dir)' is not a folder (give the protocol folder to set up)")
         }
-        let runner = StudyRunner(options: {
-            var options = StudyOptions(protocolPath: "", scenarioPath: nil, moduleDirectories: [])
-            options.stdlibFolder = stdlibOverride()
-            options.participants = 1
-            options.days = 1
-            return options
-        }())
+        var configuration = StudyConfiguration()
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.participants = 1
+        configuration.days = 1
+        // No protocol and no scenario: a fresh participant's state, whose API is described.
+        let session = StudySession(Study(.file("", moduleDirectories: []), world: .simulated(scenario: nil), configuration: configuration))
         let output = OutputBuffer()
-        guard let run = try runner.prepare(output: { output.write($0) }).first else { throw CommandError("luals: no participant state") }
+        guard let run = try session.prepare(output: { output.write($0) }).first else { throw CommandError("luals: no participant state") }
         let api = try apiDescription(of: run.state)
         let globals = run.state.tableKeys(atGlobalPath: []).filter { !$0.hasPrefix("_") || $0 == "_G" || $0 == "_VERSION" }
         let root = URL(fileURLWithPath: dir)

@@ -2,6 +2,7 @@ import ArgumentParser
 import CEditLine
 import Foundation
 @_spi(Bindings) import LuaHost
+@_spi(CommandLine) import Sensorium
 import SensorKitModel
 import StudyRuntime
 import StudyWorlds
@@ -43,16 +44,18 @@ struct ReplCommand: ParsableCommand {
         } else {
             dirs.append(".")
         }
-        var options = StudyOptions(protocolPath: script, scenarioPath: path != nil ? defaultScenario(beside: script) : nil,
-                                   moduleDirectories: dirs)
-        world.apply(to: &options)
-        options.stdlibFolder = stdlibOverride()
-        options.seed = lua.seedGiven ? lua.seed : nil
-        options.limits = lua.limits
-        let runner = StudyRunner(options: options)
+        var configuration = StudyConfiguration()
+        self.world.apply(to: &configuration)
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.seed = lua.seedGiven ? lua.seed : nil
+        configuration.memoryLimitBytes = lua.limits.memoryBytes
+        configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
+        configuration.instructionBudget = lua.limits.instructionBudget
+        let scenario = self.world.scenario ?? (path != nil ? defaultScenario(beside: script) : nil)
+        let study = Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: scenario), configuration: configuration)
         let world: ReplWorld
         do {
-            world = try ReplWorld(runner: runner, output: output, loadProtocol: path != nil)
+            world = try ReplWorld(study: study, output: output, loadProtocol: path != nil)
         } catch {
             output.flush()
             printError(describe(error))
@@ -91,7 +94,9 @@ func describe(_ error: Error) -> String {
 
 /// The simulated world behind the REPL: every participant's run, one of them current.
 final class ReplWorld {
-    let runner: StudyRunner
+    /// Every participant, opened; they report into one book.
+    let participants: [StudyParticipantSession]
+    /// The participants' runtime runs (model, clock, event loop), in the same order.
     let runs: [ParticipantRun]
     var current: ParticipantRun
     var repls: [String: LuaRepl] = [:]
@@ -99,10 +104,10 @@ final class ReplWorld {
     /// The API the prompt completes and `:help` describes (read from the first participant's state).
     let description: ApiDescription
 
-    init(runner: StudyRunner, output: OutputBuffer, loadProtocol: Bool) throws {
-        self.runner = runner
+    init(study: Study, output: OutputBuffer, loadProtocol: Bool) throws {
         self.output = output
-        runs = try runner.prepare { output.write($0) }
+        participants = try study.openParticipants { output.write($0) }
+        runs = participants.map(\.run)
         guard let first = runs.first else { throw CommandError("the scenario has no participants") }
         current = first
         for run in runs {
@@ -221,7 +226,7 @@ final class ReplWorld {
             lines.append("events queued: \(run.loop.count)")
             return lines.joined(separator: "\n")
         case "report":
-            let text = runner.report.renderText()
+            let text = participants.first?.reportText ?? ""
             return text.isEmpty ? "no report rows yet" : String(text.dropLast())
         default:
             return nil

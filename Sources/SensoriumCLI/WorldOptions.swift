@@ -27,16 +27,6 @@ struct WorldOptions: ParsableArguments {
     /// Whether any world flag was given (a plain script given one runs as a study).
     var anyGiven: Bool { scenario != nil || days != nil || participants != nil || start != nil || timezone != nil }
 
-    /// The flags into `options`: the scenario when given (else `options` keeps its default),
-    /// days, participants, start and time zone.
-    func apply(to options: inout StudyOptions) {
-        if let scenario { options.scenarioPath = scenario }
-        options.days = days
-        options.participants = participants
-        options.start = start
-        options.timeZone = timezone
-    }
-
     /// The flags into an embedding configuration (the scenario goes into the study's world).
     func apply(to configuration: inout StudyConfiguration) {
         configuration.days = days

@@ -1,7 +1,8 @@
 // A program that embeds Sensorium: it supplies its own data (a CSV file of its own
-// layout), registers a Lua function of its own, runs a protocol that uses both and
-// prints the table the protocol reports. Run it in Examples/Embedding.
+// layout), registers a Lua function and a Lua class of its own, runs a protocol that
+// uses them and prints the table the protocol reports. Run it in Examples/Embedding.
 import Foundation
+import LuaHost     // LuaObject: the app's own Lua class
 import Sensorium
 
 /// One line of the app's heart-rate export: `who;local time;bpm;quality`.
@@ -51,6 +52,13 @@ struct HeartRateFile: StudyDataSource {
     }
 }
 
+/// Readings counted per heart-rate zone: a Lua class of the app's own (`tally:add(zone)`,
+/// `tally.rest`, `tally.moderate`, `tally.vigorous`).
+final class ZoneTally: LuaObject {
+    static let zones = ["rest", "moderate", "vigorous"]
+    var counts: [String: Int] = [:]
+}
+
 /// A row of the protocol's `heart_rate_zones` table, as Swift reads it back.
 struct DayZones: Decodable {
     var participant: String
@@ -66,6 +74,16 @@ do {
     study.register("zone") { (bpm: Double) -> String in
         bpm < 100 ? "rest" : bpm < 140 ? "moderate" : "vigorous"
     }
+    // The app's own Lua class, and `zoneTally()`, which makes one.
+    study.register(class: ZoneTally.self, name: "ZoneTally") { tally in
+        tally.method("add") { (t: ZoneTally, zone: String) -> Int in
+            guard ZoneTally.zones.contains(zone) else { throw StudyError("unknown zone '\(zone)'") }
+            t.counts[zone, default: 0] += 1
+            return t.counts[zone]!
+        }
+        for zone in ZoneTally.zones { tally.property(zone) { $0.counts[zone, default: 0] } }
+    }
+    study.register("zoneTally") { () -> ZoneTally in ZoneTally() }
     let result = try study.run()
     guard let table = result.table("heart_rate_zones") else { throw StudyError("the protocol reported no heart_rate_zones") }
     print(table.text, terminator: "")
