@@ -120,7 +120,9 @@ public enum MHCFormat {
         // Wrist-temperature files name no device: read them last, after the watch is known.
         var classified: [(String, Sensor)] = []
         for f in files {
-            let csv = CSVReader(path: f, source: try openByteSource(f))
+            // Only the header is read here: a compressed file is decoded on this thread, as
+            // far as the header (its import decodes it again, ahead of the parser).
+            let csv = CSVReader(path: f, source: try openByteSource(f, readAhead: false))
             guard try csv.nextRecord() else { throw ImportError(file: f, line: 1, "empty file: expected a header line") }
             if let problem = csv.headerProblem { throw ImportError(file: f, "not a MyHeartCounts SensorKit CSV file: \(problem)") }
             let names = (0..<csv.fieldCount).map { csv.string($0).trimmingCharacters(in: .whitespaces) }
