@@ -333,6 +333,50 @@ extension RecordedImportTests {
         assertPrintable(e4)
     }
 
+    /// The next file is opened (and decompressed) ahead while one is parsed: a damaged next
+    /// file fails in its turn, named, after the file before it; a damaged first file fails
+    /// while the next one is being decompressed ahead; either way the store keeps what an
+    /// earlier import stored and nothing of the failed one.
+    func testAFileOpenedAheadFailsInItsTurnAndNothingStoredIsLost() throws {
+        let dir = try recordedTempDir(self)
+        func upload(from first: Int, lines: Int) -> [UInt8] {
+            var text = "timestamp,value,confidence,device\n"
+            for i in 0..<lines { text += "\(first + i),\(60 + i % 40),3,\"model=Watch; name=Apple Watch; systemName=watchOS\"\n" }
+            return Array(text.utf8)
+        }
+        let big = try ZstdCompressor.compress(upload(from: 1_732_143_600, lines: 200_000))
+        let small = try ZstdCompressor.compress(upload(from: 1_732_443_600, lines: 3_000))
+        let store = try RecordedStore(path: dir.appendingPathComponent("kept.sqlite").path)
+        let earlier = try writeFile(dir, "earlier/heartRate.csv", String(decoding: upload(from: 1_732_043_600, lines: 500), as: UTF8.self))
+        XCTAssertEqual(try store.importData(ImportRequest(format: .mhcCSV, sources: [earlier], participant: "p", progressBar: false)).rowsStored, 500)
+        // Files are read in name order: a-… first, b-… opened ahead while a-… is parsed.
+        let cases = [("second", big, Array(small.prefix(small.count - 10)), "b-upload.csv.zstd"),
+                     ("first", Array(big.prefix(big.count / 2)), small, "a-upload.csv.zstd")]
+        for (name, a, b, bad) in cases {
+            let folder = dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(a).write(to: folder.appendingPathComponent("a-upload.csv.zstd"))
+            try Data(b).write(to: folder.appendingPathComponent("b-upload.csv.zstd"))
+            var message = "no error"
+            do {
+                try store.importData(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p", progressBar: false))
+            } catch {
+                message = "\(error)"
+            }
+            XCTAssertTrue(message.contains("\(bad): truncated zstd file"), "\(name): \(message)")
+            let source = try store.source()
+            let device = try XCTUnwrap(source.devices(participant: "p").first)
+            XCTAssertEqual(try source.samples(participant: "p", sensor: .heartRate, device: device, writtenAfter: -1e10, through: 1e10).count, 500,
+                           "\(name): the earlier import's rows, none of the failed one's")
+        }
+        // Both whole: every row of both.
+        let folder = dir.appendingPathComponent("whole")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(big).write(to: folder.appendingPathComponent("a-upload.csv.zstd"))
+        try Data(small).write(to: folder.appendingPathComponent("b-upload.csv.zstd"))
+        XCTAssertEqual(try store.importData(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p", progressBar: false)).rowsStored, 203_000)
+    }
+
     func testTruncatedZstdUploadIsAnError() throws {
         let dir = try recordedTempDir(self)
         var text = "timestamp,value,confidence,device\n"
