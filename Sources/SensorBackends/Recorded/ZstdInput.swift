@@ -36,7 +36,7 @@ final class ZstdSource: ByteSource {
     private var offset = 0
 
     /// Bytes the reading thread decodes ahead of the reader (beyond the frame's window).
-    static let lookahead = 8 << 20
+    static let lookahead = 2 << 20
 
     init(path: String, readAhead: Bool = true, lookahead: Int = ZstdSource.lookahead) throws {
         self.path = path
