@@ -164,98 +164,6 @@ final class GzipSource: ByteSource {
     }
 }
 
-/// zstd through libzstd's streaming decompression (`ZSTD_decompressStream`): concatenated
-/// frames are read as one stream, skippable frames are passed over, and each frame's
-/// content checksum is verified when the frame carries one (libzstd's default, which this
-/// source never turns off). A file that ends inside a frame is an error ("truncated"), and
-/// so are bytes after the last frame that do not start another, and an empty file: never a
-/// silently short input. Memory: libzstd's window (at most 128 MiB, its default limit;
-/// a frame asking for more is refused) and a 256 KiB input buffer.
-final class ZstdSource: ByteSource {
-    let path: String
-    private let file: FileSource
-    private let context: OpaquePointer
-    private let inBuf: UnsafeMutablePointer<UInt8>
-    private let inSize = 1 << 18
-    private var input = ZSTD_inBuffer(src: nil, size: 0, pos: 0)
-    private var inputDone = false
-    /// Between frames: the last one was decoded and flushed whole (or none started).
-    private var frameEnded = true
-    private var started = false
-    var fileBytesRead: Int64 { file.fileBytesRead }
-    var compression: String? { "zstd" }
-
-    init(path: String) throws {
-        self.path = path
-        file = try FileSource(path: path)
-        guard let context = ZSTD_createDCtx() else { throw ImportError(file: path, "zstd: out of memory for a decompression context") }
-        self.context = context
-        inBuf = .allocate(capacity: inSize)
-    }
-
-    deinit {
-        ZSTD_freeDCtx(context)
-        inBuf.deallocate()
-    }
-
-    /// The offset in the file of the next compressed byte not yet decompressed.
-    private var compressedOffset: Int64 { file.fileBytesRead - Int64(input.size - input.pos) }
-
-    /// Whether the unread input could start a frame (a zstd frame or a skippable one); only
-    /// the bytes at hand are compared (a frame's magic may continue in the next read).
-    private var inputStartsFrame: Bool {
-        let next = UnsafeBufferPointer(start: inBuf + input.pos, count: min(4, input.size - input.pos))
-        return LeadingBytes.zstdMagic.starts(with: next) || LeadingBytes.isSkippableFramePrefix(next)
-    }
-
-    func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
-        var output = ZSTD_outBuffer(dst: p, size: count, pos: 0)
-        while output.pos < output.size {
-            if input.pos == input.size && !inputDone {
-                let n = try file.read(into: inBuf, count: inSize)
-                if n == 0 { inputDone = true } else { input = ZSTD_inBuffer(src: inBuf, size: n, pos: 0) }
-            }
-            if frameEnded {
-                if input.pos == input.size {
-                    // The input ended between frames.
-                    if !started { throw ImportError(file: path, "empty file: expected zstd-compressed data") }
-                    break
-                }
-                guard inputStartsFrame else {
-                    throw ImportError(file: path, started
-                        ? "not valid zstd data (bytes after the end of the compressed stream that do not start another frame) near compressed byte \(compressedOffset)"
-                        : "not valid zstd data (the file does not start with a zstd frame)")
-                }
-                frameEnded = false
-                started = true
-            }
-            let outBefore = output.pos, inBefore = input.pos
-            let rc = ZSTD_decompressStream(context, &output, &input)
-            if ZSTD_isError(rc) != 0 { throw failure(rc) }
-            if rc == 0 {
-                // A frame (or a skippable one) decoded and flushed whole.
-                frameEnded = true
-                continue
-            }
-            if inputDone && input.pos == input.size && output.pos == outBefore && input.pos == inBefore {
-                throw ImportError(file: path, "truncated zstd file: the data ends after \(file.fileBytesRead) compressed bytes, inside a zstd frame (the download or copy was cut short)")
-            }
-        }
-        return output.pos
-    }
-
-    /// The error for libzstd's result `rc` (an error code): its own words, a checksum
-    /// mismatch in plain ones, and where: libzstd leaves its input position where the failed
-    /// call began, so the damage is near the compressed bytes that call was given (from
-    /// `compressedOffset` to the end of the input read so far).
-    private func failure(_ rc: Int) -> ImportError {
-        let what = ZSTD_getErrorCode(rc) == ZSTD_error_checksum_wrong
-            ? "incorrect checksum: the decompressed data does not match the frame's content checksum"
-            : String(cString: ZSTD_getErrorName(rc))
-        return ImportError(file: path, "not valid zstd data (\(what)) near compressed bytes \(compressedOffset)–\(file.fileBytesRead)")
-    }
-}
-
 /// zstd compression through libzstd's streaming API (`ZSTD_compressStream2`), each frame
 /// with its content checksum, as MyHeartCounts uploads are written: for `bench store`, the
 /// tests and the fuzzer (which compress text inputs rather than keep compressed files).
@@ -325,13 +233,15 @@ public enum ZstdCompressor {
 
 /// Opens `path`, recognising compression by the file's first bytes whatever its name
 /// (gzip `1f 8b`, zstd `28 b5 2f fd`): a compressed file is decompressed on a thread of its
-/// own (`ReadAheadSource`); any other file is read as it is. (A zstd stream may also start
-/// with a skippable frame, `5X 2A 4D 18`: recognised as zstd too.)
-func openByteSource(_ path: String) throws -> ByteSource {
+/// own (`ReadAheadSource` for gzip; `ZstdSource` reads ahead itself); any other file is read
+/// as it is. (A zstd stream may also start with a skippable frame, `5X 2A 4D 18`:
+/// recognised as zstd too.) `readAhead: false`: decompress on the reading thread, only as
+/// far as it reads (for a look at a header: no thread, nothing decompressed in vain).
+func openByteSource(_ path: String, readAhead: Bool = true) throws -> ByteSource {
     let file = try FileSource(path: path)
     switch LeadingBytes(file.leadingBytes(4), complete: false) {
-    case .gzip: return ReadAheadSource(try GzipSource(path: path))
-    case .zstd: return ReadAheadSource(try ZstdSource(path: path))
+    case .gzip: return readAhead ? ReadAheadSource(try GzipSource(path: path)) : try GzipSource(path: path)
+    case .zstd: return try ZstdSource(path: path, readAhead: readAhead)
     case .text, .binary: return file
     }
 }

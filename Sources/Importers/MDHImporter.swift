@@ -113,14 +113,16 @@ public enum MDHFormat {
     static func importFiles(_ jobs: [FileJob], session: ImportSession, progress: ImportProgress?) throws {
         var missing: [MissingField: Int] = [:]
         var lastKey: (String, String) = ("", "")
-        for job in jobs {
+        let sources = SourcesAhead()
+        for (i, job) in jobs.enumerated() {
             if (job.participant, job.deviceID) != lastKey {
                 try session.flushAll()
                 lastKey = (job.participant, job.deviceID)
             }
             progress?.beginFile(job.path)
             session.stats.files += 1
-            let notes = try MDHPipeline.run(job, session: session, progress: progress)
+            let source = try sources.open(job.path, next: i + 1 < jobs.count ? jobs[i + 1].path : nil)
+            let notes = try MDHPipeline.run(job, session: session, progress: progress, source: source)
             for (k, n) in notes.notUnderstood { session.stats.notUnderstood[k, default: 0] += n }
             for w in notes.warnings { session.stats.warn(w) }
             for (k, n) in notes.missing { missing[k, default: 0] += n }

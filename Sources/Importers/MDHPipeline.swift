@@ -29,9 +29,9 @@ enum MDHPipeline {
     /// has stopped when it returns. `speculationBytes`: the window two readers share (tests
     /// make it small).
     static func run(_ job: MDHFormat.FileJob, session: ImportSession, progress: ImportProgress?,
-                    speculationBytes: Int = FileParser.speculationBytes) throws -> Notes {
+                    speculationBytes: Int = FileParser.speculationBytes, source: ByteSource? = nil) throws -> Notes {
         let queue = MHCBatchedPipeline.Queue(capacity: 3)
-        let parser = MHCBatchedPipeline.Box(FileParser(job: job, window: try window(job.path), queue: queue,
+        let parser = MHCBatchedPipeline.Box(FileParser(job: job, window: try window(job.path, source: source), queue: queue,
                                                        speculationBytes: speculationBytes))
         // JSONReader.value recurses up to 200 levels: 8 MiB of stack.
         try MHCBatchedPipeline.drive(queue, participant: job.participant, session: session, progress: progress,
@@ -43,8 +43,9 @@ enum MDHPipeline {
     }
 
     /// The bytes of the file at `path`: a plain file mapped (`ByteWindow(mapping:)`), else read.
-    static func window(_ path: String) throws -> ByteWindow {
-        let source = try openByteSource(path)
+    /// `source`: the file opened already (`SourcesAhead`).
+    static func window(_ path: String, source: ByteSource? = nil) throws -> ByteWindow {
+        let source = try source ?? openByteSource(path)
         if let file = source as? FileSource, let mapped = ByteWindow(mapping: file) { return mapped }
         return ByteWindow(source)
     }

@@ -121,7 +121,9 @@ public enum MHCFormat {
         // Wrist-temperature files name no device: read them last, after the watch is known.
         var classified: [(String, Sensor)] = []
         for f in files {
-            let csv = CSVReader(path: f, source: try openByteSource(f))
+            // Only the header is read here: a compressed file is decoded on this thread, as
+            // far as the header (its import decodes it again, ahead of the parser).
+            let csv = CSVReader(path: f, source: try openByteSource(f, readAhead: false))
             guard try csv.nextRecord() else { throw ImportError(file: f, line: 1, "empty file: expected a header line") }
             if let problem = csv.headerProblem { throw ImportError(file: f, "not a MyHeartCounts SensorKit CSV file: \(problem)") }
             let names = (0..<csv.fieldCount).map { csv.string($0).trimmingCharacters(in: .whitespaces) }
@@ -134,16 +136,18 @@ public enum MHCFormat {
         }
         let ordered = classified.filter { $0.1 != .wristTemperature } + classified.filter { $0.1 == .wristTemperature }
         var lastWatch: SRDevice? = nil
-        for (f, sensor) in ordered {
+        let sources = SourcesAhead()
+        for (i, (f, sensor)) in ordered.enumerated() {
             progress?.beginFile(f)
             session.stats.files += 1
+            let source = try sources.open(f, next: i + 1 < ordered.count ? ordered[i + 1].0 : nil)
             if sensor == .wristTemperature {
-                try importWristTemperature(f, participant: participant, watch: lastWatch, session: session, progress: progress)
+                try importWristTemperature(f, participant: participant, watch: lastWatch, session: session, progress: progress, source: source)
             } else {
                 let batched = sensor == .accelerometer || sensor == .ambientPressure
                 let w = batched
-                    ? try MHCBatchedPipeline.run(f, sensor: sensor, participant: participant, session: session, progress: progress)
-                    : try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress)
+                    ? try MHCBatchedPipeline.run(f, sensor: sensor, participant: participant, session: session, progress: progress, source: source)
+                    : try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress, source: source)
                 if let w { lastWatch = w }
             }
         }
@@ -151,10 +155,11 @@ public enum MHCFormat {
     }
 
     /// Reads one file of an unbatched stream (ambient light, heart rate, pedometer); returns
-    /// the last watch seen. Batched streams go through `MHCBatchedPipeline`.
+    /// the last watch seen. Batched streams go through `MHCBatchedPipeline`. `source`: the
+    /// file's bytes, when opened already (`SourcesAhead`).
     static func importStream(_ path: String, sensor: Sensor, participant: String, session: ImportSession,
-                             progress: ImportProgress?) throws -> SRDevice? {
-        let csv = CSVReader(path: path, source: try openByteSource(path))
+                             progress: ImportProgress?, source: ByteSource? = nil) throws -> SRDevice? {
+        let csv = CSVReader(path: path, source: try source ?? openByteSource(path))
         _ = try csv.nextRecord()
         let columns = headers.first { $0.sensor == sensor }!.columns
         let nFields = columns.count
@@ -306,8 +311,8 @@ public enum MHCFormat {
 
     /// One sleep session: `timestamp, value, errorEstimate, condition` rows → one SRWristTemperatureSession.
     static func importWristTemperature(_ path: String, participant: String, watch: SRDevice?, session: ImportSession,
-                                       progress: ImportProgress?) throws {
-        let csv = CSVReader(path: path, source: try openByteSource(path))
+                                       progress: ImportProgress?, source: ByteSource? = nil) throws {
+        let csv = CSVReader(path: path, source: try source ?? openByteSource(path))
         _ = try csv.nextRecord()
         let columns = headers.first { $0.sensor == .wristTemperature }!.columns
         var readings: [FieldValue] = []

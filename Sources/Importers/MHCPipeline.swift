@@ -119,10 +119,11 @@ enum MHCBatchedPipeline {
     static let pieceRows = RecordedStore.chunkRows
 
     /// Imports one file; returns the last watch seen (accelerometer may come from a watch).
+    /// `source`: the file's bytes, when opened already (`SourcesAhead`).
     static func run(_ path: String, sensor: Sensor, participant: String, session: ImportSession,
-                    progress: ImportProgress?) throws -> SRDevice? {
+                    progress: ImportProgress?, source: ByteSource? = nil) throws -> SRDevice? {
         let columns = MHCFormat.headers.first { $0.sensor == sensor }!.columns
-        let csv = CSVReader(path: path, source: try openByteSource(path))
+        let csv = CSVReader(path: path, source: try source ?? openByteSource(path))
         _ = try csv.nextRecord()
         let queue = Queue(capacity: 3)
         let reader = Box(csv)

@@ -64,7 +64,7 @@ public struct KnobDescription: Sendable, Hashable {
 /// Every behavioural switch of the SensorKit model (contract §14.2, plus contract §1, §2.3 and
 /// §5.6), with the defaults of docs/sensorkit-contract.md §14.2. Switches that only shape
 /// generated data (report windows, write batches) are the simulator's
-/// (`SimulationSettings.switchTable` in SensorBackends). Each switch is one entry of
+/// (`SimulationSettings.switchTable` in Simulator). Each switch is one entry of
 /// `switchTable`; its default is the property's initial value below.
 ///
 /// Scenario files set knobs by name through `set(name:value:)`. Durations accept

@@ -4,9 +4,9 @@ import SensorKitModel
 @testable import StudyStore
 @testable import Importers
 
-/// `ZstdSource` (libzstd's streaming decompression) reads what zstd wrote, frame after
-/// frame, and refuses every damaged file with the file's name: never a short or altered
-/// input. Compressed data is made here with libzstd (`ZstdCompressor`, content checksums
+/// `ZstdSource` (libzstd's buffer-less decompression into a ring) reads what zstd wrote,
+/// frame after frame, on a thread of its own or on the reader's, and refuses every damaged
+/// file with the file's name: never a short or altered input. Compressed data is made here with libzstd (`ZstdCompressor`, content checksums
 /// on), not kept as binary files.
 final class ZstdSourceTests: XCTestCase {
     /// Text that compresses like an export (repeated keys, varying numbers), `lines` lines.
@@ -69,11 +69,71 @@ final class ZstdSourceTests: XCTestCase {
         XCTAssertTrue(try readAll(path) == a + b)
         // Through openByteSource: read ahead on a thread of its own, the same bytes.
         let opened = try openByteSource(path)
-        XCTAssertTrue(opened is ReadAheadSource)
+        XCTAssertTrue(opened is ZstdSource)
         XCTAssertEqual(opened.compression, "zstd")
         XCTAssertTrue(try readAll(opened) == a + b)
         // A file of nothing but a skippable frame holds no bytes (and is no error).
         XCTAssertEqual(try readAll(try write(skippableFrame([7, 7]), "skip.zstd", in: dir)), [])
+    }
+
+    /// Frames without a declared content size (as a streaming producer writes them) decoded
+    /// through a ring only a little larger than their window: the ring wraps many times,
+    /// whether a thread decodes ahead or the reader decodes, and the bytes are the same.
+    func testRingWrapsAndReaderDecodesGiveTheSameBytes() throws {
+        let dir = try recordedTempDir(self)
+        let text = exportLikeText(lines: 90_000, seed: 6)
+        let plain = try write(text, "big.csv", in: dir)
+        // Level 1: a 512 KiB window, so a ring of about 0.8 MB (window, two blocks, the
+        // lookahead) for about 5 MB of text: it must wrap to hold them.
+        let compressed = dir.appendingPathComponent("big.csv.zstd").path
+        try ZstdCompressor.compressFile(plain, to: compressed, level: 1)
+        for lookahead in [1, 4_096, 300_000, ZstdSource.lookahead] {
+            XCTAssertTrue(try readAll(ZstdSource(path: compressed, lookahead: lookahead)) == text, "read ahead, lookahead \(lookahead)")
+            XCTAssertTrue(try readAll(ZstdSource(path: compressed, readAhead: false, lookahead: lookahead)) == text, "on the reader's thread, lookahead \(lookahead)")
+        }
+        // Two streamed frames and a one-shot frame (content size declared) in one file.
+        let joined = try write(Array(try Data(contentsOf: URL(fileURLWithPath: compressed))) + (try ZstdCompressor.compress(text))
+            + Array(try Data(contentsOf: URL(fileURLWithPath: compressed))), "three.zstd", in: dir)
+        XCTAssertTrue(try readAll(ZstdSource(path: joined, lookahead: 4_096)) == text + text + text)
+        XCTAssertTrue(try readAll(ZstdSource(path: joined, readAhead: false)) == text + text + text)
+        // A second frame cut short: every byte of the first, then the error.
+        let whole = Array(try Data(contentsOf: URL(fileURLWithPath: compressed)))
+        let damaged = try write(whole + whole.prefix(whole.count / 2), "damaged.zstd", in: dir)
+        for readAhead in [true, false] {
+            let source = try ZstdSource(path: damaged, readAhead: readAhead, lookahead: 4_096)
+            var got: [UInt8] = []
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: 65_536, alignment: 8)
+            defer { buffer.deallocate() }
+            var error = ""
+            do {
+                while true {
+                    let n = try source.read(into: buffer, count: 65_536)
+                    if n == 0 { break }
+                    got += UnsafeRawBufferPointer(start: buffer, count: n)
+                }
+            } catch let e {
+                error = "\(e)"
+            }
+            XCTAssertTrue(error.contains("damaged.zstd: truncated zstd file"), error)
+            XCTAssertGreaterThanOrEqual(got.count, text.count, "the bytes before the damage came first")
+            XCTAssertTrue(Array(got.prefix(text.count)) == text, "and they are the file's")
+            // The error again on the next read, never an end.
+            XCTAssertThrowsError(try source.read(into: buffer, count: 1))
+        }
+    }
+
+    func testDroppingItMidFileStopsItsThread() throws {
+        let dir = try recordedTempDir(self)
+        let text = exportLikeText(lines: 40_000, seed: 7)
+        let path = dir.appendingPathComponent("drop.zstd").path
+        try ZstdCompressor.compressFile(try write(text, "drop.csv", in: dir), to: path, level: 1)
+        for _ in 0..<30 {
+            let source = try ZstdSource(path: path, lookahead: 4_096)
+            var b: UInt64 = 0
+            XCTAssertEqual(try source.read(into: &b, count: 8), 8)
+            XCTAssertEqual(Array(withUnsafeBytes(of: b) { Array($0) }), Array(text.prefix(8)))
+            // deinit cancels and waits for the thread: a hang here would stop the test run.
+        }
     }
 
     func testEveryCutIsTruncatedNeverShort() throws {
@@ -121,7 +181,8 @@ final class ZstdSourceTests: XCTestCase {
         // A reserved bit in the frame header: libzstd's own words, and where.
         var header = frame
         header[4] |= 0x08
-        XCTAssertTrue(refused(header).contains("not valid zstd data (") && refused(header).contains("near compressed bytes 0–\(frame.count)"), refused(header))
+        // The bytes named are those of the failed step: the frame header's (at most 18).
+        XCTAssertTrue(refused(header).contains("not valid zstd data (") && refused(header).contains("near compressed bytes 0–18"), refused(header))
         // Any single flipped byte in the frame: refused, never other text.
         var refusals = 0
         for k in stride(from: 6, to: frame.count - 4, by: max(1, frame.count / 40)) {
@@ -271,6 +332,50 @@ extension RecordedImportTests {
         let e4 = importError(ImportRequest(format: .mdhJSON, sources: [dir.appendingPathComponent("mdh").path]), dir)
         XCTAssertTrue(e4.contains("q.json.zstd: not JSON text: the file's zstd-decompressed content is not UTF-8 text (binary data at byte 5"), e4)
         assertPrintable(e4)
+    }
+
+    /// The next file is opened (and decompressed) ahead while one is parsed: a damaged next
+    /// file fails in its turn, named, after the file before it; a damaged first file fails
+    /// while the next one is being decompressed ahead; either way the store keeps what an
+    /// earlier import stored and nothing of the failed one.
+    func testAFileOpenedAheadFailsInItsTurnAndNothingStoredIsLost() throws {
+        let dir = try recordedTempDir(self)
+        func upload(from first: Int, lines: Int) -> [UInt8] {
+            var text = "timestamp,value,confidence,device\n"
+            for i in 0..<lines { text += "\(first + i),\(60 + i % 40),3,\"model=Watch; name=Apple Watch; systemName=watchOS\"\n" }
+            return Array(text.utf8)
+        }
+        let big = try ZstdCompressor.compress(upload(from: 1_732_143_600, lines: 200_000))
+        let small = try ZstdCompressor.compress(upload(from: 1_732_443_600, lines: 3_000))
+        let store = try RecordedStore(path: dir.appendingPathComponent("kept.sqlite").path)
+        let earlier = try writeFile(dir, "earlier/heartRate.csv", String(decoding: upload(from: 1_732_043_600, lines: 500), as: UTF8.self))
+        XCTAssertEqual(try store.importData(ImportRequest(format: .mhcCSV, sources: [earlier], participant: "p", progressBar: false)).rowsStored, 500)
+        // Files are read in name order: a-… first, b-… opened ahead while a-… is parsed.
+        let cases = [("second", big, Array(small.prefix(small.count - 10)), "b-upload.csv.zstd"),
+                     ("first", Array(big.prefix(big.count / 2)), small, "a-upload.csv.zstd")]
+        for (name, a, b, bad) in cases {
+            let folder = dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(a).write(to: folder.appendingPathComponent("a-upload.csv.zstd"))
+            try Data(b).write(to: folder.appendingPathComponent("b-upload.csv.zstd"))
+            var message = "no error"
+            do {
+                try store.importData(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p", progressBar: false))
+            } catch {
+                message = "\(error)"
+            }
+            XCTAssertTrue(message.contains("\(bad): truncated zstd file"), "\(name): \(message)")
+            let source = try store.source()
+            let device = try XCTUnwrap(source.devices(participant: "p").first)
+            XCTAssertEqual(try source.samples(participant: "p", sensor: .heartRate, device: device, writtenAfter: -1e10, through: 1e10).count, 500,
+                           "\(name): the earlier import's rows, none of the failed one's")
+        }
+        // Both whole: every row of both.
+        let folder = dir.appendingPathComponent("whole")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(big).write(to: folder.appendingPathComponent("a-upload.csv.zstd"))
+        try Data(small).write(to: folder.appendingPathComponent("b-upload.csv.zstd"))
+        XCTAssertEqual(try store.importData(ImportRequest(format: .mhcCSV, sources: [folder.path], participant: "p", progressBar: false)).rowsStored, 203_000)
     }
 
     func testTruncatedZstdUploadIsAnError() throws {

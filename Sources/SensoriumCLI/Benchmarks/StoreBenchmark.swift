@@ -343,8 +343,8 @@ public enum StoreBenchmark {
                 : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
             if pass == "import" { firstRate = rate }
             summary.append(("\(key) \(pass)", rate))
-            output(String(format: "  %@ %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of %@; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
-                          label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, Double(stats.rowsRead) / cpu / 1e6,
+            output(String(format: "  %@ %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of %@; %.2f CPU-s = %.2f cores busy (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
+                          label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, cpu / s, Double(stats.rowsRead) / cpu / 1e6,
                           stats.rowsStored, stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
         }
         return firstRate
@@ -399,9 +399,30 @@ public enum StoreBenchmark {
         output(String(format: "  MyDataHelps JSON.gz, the first day of both devices: %.0f MB compressed (gzip, ISA-L level 1) in %.2f s",
                       Double(gzBytes) / 1e6, secs(tg)))
         output("  " + readIntoPageCache(gzRoot))
+        // The compressed passes are compared with the same files uncompressed: with more than
+        // one day, the first day's plain files imported on their own.
+        var firstDayRate = plainRate
+        if days > 1 {
+            let firstRoot = dir.appendingPathComponent("mdh-\(days)d-first").path
+            var firstBytes: Int64 = 0
+            for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
+                let target = firstRoot + "/" + f
+                try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: root + "/" + f, toPath: target)
+                firstBytes += RecordedStore.bytes(under: target)
+            }
+            output("  " + readIntoPageCache(firstRoot))
+            let firstStore = try RecordedStore(path: dir.appendingPathComponent("mdh-first.sqlite").path)
+            firstDayRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [firstRoot], progressBar: false), into: firstStore,
+                                           label: "MyDataHelps JSON, the first day", key: "mdh-json first day", inputBytes: firstBytes,
+                                           unit: "JSON", summary: &summary, output: output)
+            try firstStore.close()
+            try FileManager.default.removeItem(atPath: firstRoot)
+        }
         let gzStore = try RecordedStore(path: dir.appendingPathComponent("mdh-gz.sqlite").path)
-        try importTwice(ImportRequest(format: .mdhJSON, sources: [gzRoot], progressBar: false), into: gzStore,
-                        label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output)
+        let gzRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [gzRoot], progressBar: false), into: gzStore,
+                                     label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output)
+        output(compressedRatio("MyDataHelps JSON.gz", rate: gzRate, plainRate: firstDayRate))
         try gzStore.close()
         // MyHeartCounts uploads are zstd-compressed: the same first day as .json.zstd
         // (libzstd's streaming compression at its default level, with checksums).
@@ -420,7 +441,7 @@ public enum StoreBenchmark {
         let zstdRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [zstdRoot], progressBar: false), into: zstdStore,
                                        label: "MyDataHelps JSON.zstd", key: "mdh-json.zstd", inputBytes: zstdBytes, unit: "zstd",
                                        summary: &summary, output: output)
-        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: plainRate))
+        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: firstDayRate))
         try zstdStore.close()
         if !keepFiles {
             try FileManager.default.removeItem(atPath: root)
@@ -527,9 +548,22 @@ public enum StoreBenchmark {
                               Double(dbSize) / Double(max(rows, 1)), Double(peakResidentBytes()) / 1e6, Double(base) / 1e6))
             }
             if !isWeek {
-                // The same day as MyHeartCounts uploads it, zstd-compressed (.csv.zstd), into a
-                // store of its own: decompressing is part of the import.
+                // The same day gzip-compressed (.csv.gz) and as MyHeartCounts uploads it,
+                // zstd-compressed (.csv.zstd), each into a store of its own: decompressing is
+                // part of the import.
                 let plainRate = importRate
+                let gzPath = csv + ".gz"
+                t = now()
+                let gzBytes = try gzip(csv, to: gzPath)
+                output(String(format: "  %@ .csv.gz: %.0f MB compressed (gzip, ISA-L level 1) in %.2f s", label, Double(gzBytes) / 1e6, secs(t)))
+                output("  " + readIntoPageCache(gzPath))
+                let gzStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-gz.sqlite").path)
+                let gzRate = try importTwice(ImportRequest(format: .mhcCSV, sources: [gzPath], participant: "bench", timeZone: "UTC", progressBar: false),
+                                             into: gzStore, label: "\(label) CSV.gz", key: "mhc-csv.gz day", inputBytes: gzBytes,
+                                             unit: "gzip", summary: &summary, output: output)
+                output(compressedRatio("\(label) CSV.gz", rate: gzRate, plainRate: plainRate))
+                try gzStore.close()
+                try FileManager.default.removeItem(atPath: gzPath)
                 let zstdPath = csv + ".zstd"
                 t = now()
                 let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath)
