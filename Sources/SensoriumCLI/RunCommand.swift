@@ -103,19 +103,22 @@ struct RunCommand: ParsableCommand {
         try reportFindings(runner.findings)
     }
 
+    /// A script without `study{}`, through the embedding API's `LuaScript`.
     func runPlainScript(_ script: String, dirs: [String], output: OutputBuffer) throws {
+        var configuration = StudyConfiguration()
+        configuration.stdlibFolder = stdlibOverride()
+        configuration.seed = lua.seed
+        configuration.memoryLimitBytes = lua.limits.memoryBytes
+        configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
+        configuration.instructionBudget = lua.limits.instructionBudget
         do {
-            let state = try LuaState(limits: lua.limits, sandbox: Stdlib.sandbox(folder: stdlibOverride(), moduleDirectories: dirs, seed: lua.seed))
-            state.output = { output.write($0) }
-            state.outputBytes = { output.write(bytes: $0) }       // print's bytes unchanged, as lua5.4's
-            let plain = PlainScript()
-            try plain.install(in: state)
-            try state.executeFile(script, arguments: arguments.map { .string($0) })
-            output.write(plain.report.renderText())
+            let reported = try LuaScript(file: script, moduleDirectories: dirs)
+                .run(arguments: arguments, configuration: configuration) { output.write(bytes: $0) }
+            output.write(reported)
             output.flush()
-        } catch let error as LuaError {
+        } catch let error as StudyError {
             output.flush()
-            printError(error.report())
+            printError(error.message)
             throw ExitCode(1)
         }
     }

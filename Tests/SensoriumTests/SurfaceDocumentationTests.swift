@@ -21,7 +21,7 @@ final class SurfaceDocumentationTests: XCTestCase {
             var spi = false, spiAttribute = false
             for line in lines {
                 let range = NSRange(line.startIndex..., in: line)
-                if line.hasPrefix("@_spi(") { spiAttribute = true; continue }
+                if line.hasPrefix("@_spi("), !line.contains(" import ") { spiAttribute = true; continue }
                 if let m = topLevel.firstMatch(in: line, range: range), let name = Range(m.range(at: 1), in: line) {
                     owner = String(line[name])
                     spi = spiAttribute || line.hasPrefix("@_spi(")
