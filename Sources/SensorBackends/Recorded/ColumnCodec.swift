@@ -531,14 +531,8 @@ enum ColumnCodec {
             guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
             let scale = pow10[d]
             if tag == 4 {
-                // Span by span (a 50 Hz time column is a few long spans), one division a value.
                 out = try [Double](unsafeUninitializedCapacity: n) { buf, done in
-                    var k = 0
-                    try decodeRunSpans(&r, n) { first, d, len in
-                        let p = buf.baseAddress! + k
-                        for j in 0..<len { p[j] = Double(first &+ Int64(j) &* d) / scale }
-                        k += len
-                    }
+                    try decodeRuns(&r, n) { k, v in buf[k] = Double(v) / scale }
                     done = n
                 }
             } else {
