@@ -67,6 +67,12 @@ public protocol SampleSource: Sendable {
     /// Default: everything, `reached == through`.
     func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
                      producedIn produced: IntervalSet?) throws -> (batch: SampleBatch, reached: Double)
+    /// `samplePiece(…producedIn:)` for a reader that needs only the columns in `columns`: the
+    /// batch holds at least those of them the sensor has (times and write times always), and
+    /// may hold more. A source that stores columns apart (a recorded store) leaves the others
+    /// unread. Default: the whole piece (`columns` ignored).
+    func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                     producedIn produced: IntervalSet?, columns: ColumnProjection) throws -> (batch: SampleBatch, reached: Double)
     /// Whether the source holds any data of `sensor` for `participant` (on any device), for a
     /// recording: false when the sensor was not recorded or not exported at all, so that a
     /// fetch of it (empty) can say why. Nil (the default) for a source that generates data.
@@ -93,5 +99,10 @@ extension SampleSource {
             try samples(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through)
         }
         return (batch, through)
+    }
+
+    public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                            producedIn produced: IntervalSet?, columns: ColumnProjection) throws -> (batch: SampleBatch, reached: Double) {
+        try samplePiece(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, producedIn: produced)
     }
 }

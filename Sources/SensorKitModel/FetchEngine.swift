@@ -485,26 +485,62 @@ public struct FetchPlan: Sendable {
     /// The rows of `batch` measured (`times`) inside one of `ranges`, start included.
     static func measured(_ batch: SampleBatch, within ranges: IntervalSet) -> SampleBatch {
         let rs = ranges.ranges
-        func inside(_ t: Double) -> Bool { rs.contains { t >= $0.after && t <= $0.through } }
-        // Usually the whole batch lies in the range of its first row: checked with one
-        // branch-free comparison per row (a NaN time is inside no range: it fails the check).
-        guard let first = batch.times.first else { return batch }
-        if let r = rs.first(where: { first >= $0.after && first <= $0.through }) {
+        func range(of t: Double) -> TimeRange? { rs.first { t >= $0.after && t <= $0.through } }
+        func inside(_ t: Double) -> Bool { range(of: t) != nil }
+        guard let first = batch.times.first, let last = batch.times.last else { return batch }
+        // Usually every row lies in the range of the first row, or (a batch written just after
+        // recording started) the rows from some row on lie in the range of the last: counted
+        // with one branch-free comparison per row (a NaN time is inside no range), then kept
+        // as one slice when they are contiguous and no other row lies in another range.
+        if let r = range(of: first) ?? range(of: last) {
             let a = r.after, b = r.through
-            var outside: UInt8 = 0
-            batch.times.withUnsafeBufferPointer { t in
-                for x in t { outside |= (!(x >= a) || !(x <= b)) ? 1 : 0 }
+            if batch.times.withUnsafeBufferPointer({ allWithin($0, a, b) }) { return batch }
+            var count = 0
+            for x in batch.times { count &+= (x >= a) && (x <= b) ? 1 : 0 }
+            let times = batch.times
+            if count > 0, let lo = times.firstIndex(where: { $0 >= a && $0 <= b }),
+               let hi = times.lastIndex(where: { $0 >= a && $0 <= b }), hi - lo + 1 == count,
+               !times[..<lo].contains(where: inside), !times[(hi + 1)...].contains(where: inside) {
+                return batch.slice(lo..<(hi + 1))
             }
-            if outside == 0 { return batch }
         }
         guard batch.times.contains(where: { !inside($0) }) else { return batch }
         return batch.gather(batch.times.indices.filter { inside(batch.times[$0]) })
+    }
+
+    /// Whether every value of `t` lies in [a, b] (NaN lies nowhere), four at a time.
+    @inline(__always)
+    static func allWithin(_ t: UnsafeBufferPointer<Double>, _ a: Double, _ b: Double) -> Bool {
+        guard let base = t.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        let lo = SIMD4<Double>(repeating: a), hi = SIMD4<Double>(repeating: b)
+        var outside = SIMDMask<SIMD4<Int64>>(repeating: false)
+        var i = 0
+        while i + 4 <= t.count {
+            let v = raw.loadUnaligned(fromByteOffset: i * 8, as: SIMD4<Double>.self)
+            outside .|= .!((v .>= lo) .& (v .<= hi))
+            i += 4
+        }
+        if any(outside) { return false }
+        while i < t.count {
+            if !(t[i] >= a && t[i] <= b) { return false }
+            i += 1
+        }
+        return true
     }
 
     /// True when nothing can be delivered.
     public var isEmpty: Bool { stream == .samples ? ranges.isEmpty : tombstones.isEmpty }
 
     public func makeIterator() -> FetchChunkIterator { FetchChunkIterator(plan: self) }
+
+    /// The plan's chunks holding at least the columns in `columns` (`ColumnProjection`) of
+    /// those the sensor has, and the batch `identifier` of an array-shaped sensor, which cuts
+    /// the rows into results; the source may leave other columns out. The rows, their times
+    /// and the results are those `makeIterator()` delivers.
+    public func makeIterator(columns: ColumnProjection) -> FetchChunkIterator {
+        FetchChunkIterator(plan: self, columns: columns.isAll || sensor.shape != .array ? columns : columns.union(ColumnProjection(["identifier"])))
+    }
 
     /// All results (at most `maxResults`) concatenated into one batch. For tests and small
     /// sensors — stream the chunks instead for dense ones.
@@ -533,11 +569,16 @@ public struct FetchPlan: Sendable {
 /// source's read throws; the iterator is then spent for that range (callers stop).
 public struct FetchChunkIterator: Sendable {
     let plan: FetchPlan
+    /// The columns asked of the source (`FetchPlan.makeIterator(columns:)`).
+    let columns: ColumnProjection
     private var rangeIndex = 0
     private var cursor: Double = -.infinity
     private var tombstonesDone = false
 
-    init(plan: FetchPlan) { self.plan = plan }
+    init(plan: FetchPlan, columns: ColumnProjection = .all) {
+        self.plan = plan
+        self.columns = columns
+    }
 
     public mutating func next() throws -> FetchChunk? {
         if plan.stream == .deletionRecords {
@@ -554,7 +595,8 @@ public struct FetchChunkIterator: Sendable {
             guard lo.isFinite, r.through.isFinite else { rangeIndex += 1; cursor = -.infinity; continue }
             let hi = min(r.through, lo + plan.chunkSpan)
             let (batch, answered) = try plan.source.samplePiece(participant: plan.participant, sensor: plan.sensor, device: device,
-                                                            writtenAfter: lo, through: hi, producedIn: plan.produced)
+                                                            writtenAfter: lo, through: hi, producedIn: plan.produced,
+                                                            columns: columns)
             // A source may answer less than asked (up to the end of one of its chunks), never nothing.
             let reached = answered > lo && answered <= hi ? answered : hi
             if reached >= r.through { rangeIndex += 1; cursor = -.infinity } else { cursor = reached }

@@ -40,6 +40,14 @@ public struct SampleBatch: Sendable, Equatable {
         copy.columns.removeAll { names.contains($0.name) }
         return copy
     }
+
+    /// The batch with only the columns `columns` asks for (all of them for `.all`).
+    public func keeping(_ columns: ColumnProjection) -> SampleBatch {
+        guard !columns.isAll else { return self }
+        var copy = self
+        copy.columns.removeAll { !columns.contains($0.name) }
+        return copy
+    }
 }
 
 /// One named column of a `SampleBatch`.

@@ -37,10 +37,18 @@ public final class ChunkBudget: @unchecked Sendable {
 /// A read is kept only while its chunks fit the shared `ChunkBudget`; a fetch too large
 /// for it is read from the source each time, so memory stays bounded whatever the range.
 /// The bytes return to the budget when the cache (its SampleSet) is collected.
+///
+/// Reads are projected (`ColumnProjection`): a pass asks only for the columns it reads. A
+/// kept read is replayed only to a pass whose columns it holds (it asked for them, or every
+/// chunk has them); a pass that needs more reads the source, asking for its columns and
+/// the kept read's, and that read, once complete, replaces the kept one.
 final class ChunkCache: @unchecked Sendable {
     let budget: ChunkBudget
     private let lock = NSLock()
     private var chunks: [SampleBatch]?
+    /// The columns the kept read asked for, and those every kept chunk holds.
+    private var keptColumns = ColumnProjection.all
+    private var heldNames: Set<String> = []
     private var bytes = 0
     private var recording = false
 
@@ -48,34 +56,53 @@ final class ChunkCache: @unchecked Sendable {
 
     deinit { budget.release(bytes) }
 
-    /// The chunks: replayed when a complete read is kept, else `upstream`'s, recorded when
-    /// no other read is recording. A read that throws is abandoned, never kept.
-    func iterator(_ upstream: () -> BatchIterator) -> BatchIterator {
+    /// The chunks, holding at least `columns`: replayed when a complete read that holds them
+    /// is kept, else `upstream`'s, recorded when no other read is recording. A read that
+    /// throws is abandoned, never kept.
+    func iterator(_ columns: ColumnProjection, _ upstream: (ColumnProjection) -> BatchIterator) -> BatchIterator {
         lock.lock()
-        if let chunks {
+        if let chunks, holds(columns) {
+            let kept = keptColumns
             lock.unlock()
-            return BatchIterator(chunks)
+            return BatchIterator(columns: kept, chunks)
         }
         let record = !recording
         recording = true
+        // A read that will replace the kept one asks for what that one held too.
+        let asked = record && chunks != nil ? columns.union(keptColumns) : columns
         lock.unlock()
-        let source = upstream()
+        let source = upstream(asked)
         guard record else { return source }
-        let recorder = Recorder(cache: self)
-        return BatchIterator {
+        let recorder = Recorder(cache: self, columns: source.columns)
+        return BatchIterator(columns: source.columns) {
             guard let batch = try source.next() else { recorder.finish(); return nil }
             recorder.add(batch)
             return batch
         }
     }
 
-    /// A complete read: keep it (its bytes are already reserved).
-    fileprivate func keep(_ kept: [SampleBatch], bytes: Int) {
+    /// Whether the kept read holds `columns` (call with the lock held).
+    private func holds(_ columns: ColumnProjection) -> Bool {
+        if chunks?.isEmpty == true || keptColumns.covers(columns) { return true }
+        return columns.names.map { heldNames.isSuperset(of: $0) } ?? false
+    }
+
+    /// A complete read: keep it (its bytes are already reserved) in place of the kept one.
+    fileprivate func keep(_ kept: [SampleBatch], bytes: Int, columns: ColumnProjection) {
+        var held: Set<String>?
+        for batch in kept {
+            let names = Set(batch.columns.map(\.name))
+            held = held.map { $0.intersection(names) } ?? names
+        }
         lock.lock()
+        let replaced = self.bytes
         chunks = kept
         self.bytes = bytes
+        keptColumns = columns
+        heldNames = held ?? []
         recording = false
         lock.unlock()
+        budget.release(replaced)
     }
 
     fileprivate func stopRecording() {
@@ -105,12 +132,17 @@ final class ChunkCache: @unchecked Sendable {
 /// the budget runs out or the read is abandoned before its end.
 private final class Recorder {
     let cache: ChunkCache
+    /// The columns the read asked for.
+    let columns: ColumnProjection
     var kept: [SampleBatch] = []
     var bytes = 0
     var fits = true
     var done = false
 
-    init(cache: ChunkCache) { self.cache = cache }
+    init(cache: ChunkCache, columns: ColumnProjection) {
+        self.cache = cache
+        self.columns = columns
+    }
 
     func add(_ batch: SampleBatch) {
         guard fits, !done else { return }
@@ -128,7 +160,7 @@ private final class Recorder {
         guard !done else { return }
         done = true
         if fits {
-            cache.keep(kept, bytes: bytes)
+            cache.keep(kept, bytes: bytes, columns: columns)
             kept = []
             bytes = 0
         } else {

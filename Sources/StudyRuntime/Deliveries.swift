@@ -18,8 +18,10 @@ public final class Deliveries {
     /// The chunks of `plan`, read one at a time as asked for; each chunk of a sample stream
     /// is published as it is read, unless `publishing` is false (a plan read again whose
     /// every chunk an earlier complete read published: the same samples, delivered once).
-    func chunks(of plan: FetchPlan, publishing: Bool = true) -> DeliveredChunks {
-        DeliveredChunks(chunks: plan.makeIterator(), deliveries: plan.stream == .samples && publishing ? self : nil)
+    /// `columns`: those the reader needs (`FetchPlan.makeIterator(columns:)`); what is
+    /// published is the same rows and times whatever it is.
+    func chunks(of plan: FetchPlan, publishing: Bool = true, columns: ColumnProjection = .all) -> DeliveredChunks {
+        DeliveredChunks(chunks: plan.makeIterator(columns: columns), deliveries: plan.stream == .samples && publishing ? self : nil)
     }
 
     fileprivate func publish(_ batch: SampleBatch) {

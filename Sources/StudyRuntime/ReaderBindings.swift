@@ -83,9 +83,10 @@ extension Bindings {
                 // A set too large for the chunk budget is read again by each pass: its
                 // samples are published by the first read that reaches the end, not again.
                 let published = PublishedOnce()
-                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) {
-                    var chunks = deliveries.chunks(of: plan, publishing: !published.complete)
-                    return BatchIterator {
+                // Each pass reads the columns it needs (`ColumnProjection`).
+                let set = SampleSet(sensor: r.sensor, stream: r.stream, timeZone: self.run.clock.timeZone) { (columns: ColumnProjection) in
+                    var chunks = deliveries.chunks(of: plan, publishing: !published.complete, columns: columns)
+                    return BatchIterator(columns: columns) {
                         guard let chunk = try chunks.next() else { published.complete = true; return nil }
                         return chunk.batch
                     }

@@ -5,13 +5,20 @@ import SensorKitModel
 /// what the read throws (a recorded store's `SampleReadError`); the pass then ends there.
 public struct BatchIterator {
     private let step: () throws -> SampleBatch?
+    /// The columns every batch holds at least (`ColumnProjection`): `.all` unless the
+    /// maker read fewer (a projected read of a store).
+    public let columns: ColumnProjection
 
-    public init(_ step: @escaping () throws -> SampleBatch?) { self.step = step }
+    public init(columns: ColumnProjection = .all, _ step: @escaping () throws -> SampleBatch?) {
+        self.step = step
+        self.columns = columns
+    }
 
-    /// The batches of an array, in order (nothing is read).
-    public init(_ batches: [SampleBatch]) {
+    /// The batches of an array, in order (nothing is read), holding at least `columns`.
+    public init(columns: ColumnProjection = .all, _ batches: [SampleBatch]) {
         var it = batches.makeIterator()
         step = { it.next() }
+        self.columns = columns
     }
 
     /// The next batch, nil at the end.
@@ -33,13 +40,16 @@ public final class SampleSet: @unchecked Sendable {
 
     /// Starts one pass over the set's chunks (each aggregate makes its own).
     public typealias ChunkProducer = () -> BatchIterator
+    /// Starts one pass over the set's chunks holding at least the columns asked for (the
+    /// iterator's `columns` says which it holds; it may hold more).
+    public typealias ProjectedChunkProducer = (ColumnProjection) -> BatchIterator
 
     public let sensor: Sensor
     /// The sensor's samples, or its deletion records (a `.tombstones` reader).
     public let stream: FetchStream
     public let timeZone: TimeZone
     public let filters: [RowFilter]
-    let produce: ChunkProducer
+    let read: ProjectedChunkProducer
 
     public init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
                 produce: @escaping ChunkProducer) {
@@ -47,7 +57,24 @@ public final class SampleSet: @unchecked Sendable {
         self.stream = stream
         self.timeZone = timeZone
         self.filters = filters
-        self.produce = produce
+        self.read = { _ in produce() }
+    }
+
+    /// A set whose passes read only the columns they need: each pass calls `read` with its
+    /// projection (`ColumnProjection`).
+    public init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
+                read: @escaping ProjectedChunkProducer) {
+        self.sensor = sensor
+        self.stream = stream
+        self.timeZone = timeZone
+        self.filters = filters
+        self.read = read
+    }
+
+    /// Starts a pass over every column.
+    var produce: ChunkProducer {
+        let read = self.read
+        return { read(.all) }
     }
 
     /// A set built from batches already in memory.
@@ -58,14 +85,16 @@ public final class SampleSet: @unchecked Sendable {
     /// The same samples read from the source once while they fit `budget`: later passes
     /// replay the chunks kept in memory (`ChunkCache`).
     public func cached(in budget: ChunkBudget) -> SampleSet {
-        let upstream = produce
+        let upstream = read
         let cache = ChunkCache(budget: budget)
-        return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) { cache.iterator(upstream) }
+        return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) { (columns: ColumnProjection) in
+            cache.iterator(columns, upstream)
+        }
     }
 
     /// The same samples, keeping only rows where `filter` holds.
     public func filtered(_ filter: RowFilter) -> SampleSet {
-        SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], produce: produce)
+        SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], read: read)
     }
 
     /// The fields a sample of this set has, in schema order (without `time`/`writeTime`):
@@ -94,6 +123,7 @@ public final class SampleSet: @unchecked Sendable {
     /// exceed the run's latest are looked up (by time), so a set without duplicates costs
     /// one comparison a row. Streams chunk by chunk like every set.
     public func distinct() -> SampleSet {
+        // Rows are compared in every column: each pass reads them all.
         let upstream = produce
         return SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters) {
             let chunks = upstream()
@@ -104,8 +134,10 @@ public final class SampleSet: @unchecked Sendable {
 
     /// Calls `body` with each non-empty chunk and the rows selected in it (nil: all rows).
     /// Rethrows what reading a chunk throws (`SampleReadError`) and what `body` throws.
-    public func forEachChunk(_ body: (SampleBatch, [Int]?) throws -> Void) throws {
-        let chunks = produce()
+    /// `fields`: the fields `body` reads (virtual ones included, `FieldReader`); the chunks
+    /// hold at least their columns and those of the set's filters, nil: every column.
+    public func forEachChunk(reading fields: [String]? = nil, _ body: (SampleBatch, [Int]?) throws -> Void) throws {
+        let chunks = read(projection(reading: fields))
         while let batch = try chunks.next() {
             guard batch.count > 0 else { continue }
             var selection: [Int]?
@@ -118,18 +150,31 @@ public final class SampleSet: @unchecked Sendable {
         }
     }
 
+    /// The columns a pass reading `fields` needs (`FieldReader.columns`), with those the
+    /// set's filters read; every column for `fields` nil, for a field the sensor does not
+    /// have (so that the pass's error lists every field), and for deletion records.
+    func projection(reading fields: [String]?) -> ColumnProjection {
+        guard let fields, stream == .samples else { return .all }
+        var names: [String] = []
+        for field in fields + filters.map(\.field) {
+            guard let columns = FieldReader.columns(for: field, of: sensor.info) else { return .all }
+            names += columns
+        }
+        return ColumnProjection(names)
+    }
+
     // MARK: aggregates
 
     public func count() throws -> Int {
         var n = 0
-        try forEachChunk { batch, sel in n += sel?.count ?? batch.count }
+        try forEachChunk(reading: []) { batch, sel in n += sel?.count ?? batch.count }
         return n
     }
 
     /// Count, sum, mean, min, max and standard deviation of a numeric field in one pass.
     public func stats(_ field: String) throws -> RunningStats {
         var total = RunningStats()
-        try forEachChunk { batch, sel in
+        try forEachChunk(reading: [field]) { batch, sel in
             let values = try FieldReader.numbers(field, in: batch)
             total.merge(RunningStats(values, selection: sel))
         }
@@ -145,7 +190,7 @@ public final class SampleSet: @unchecked Sendable {
     /// Σ value × weight / Σ weight (weights default to each sample's `duration`).
     public func weightedMean(_ field: String, weight: String = "duration") throws -> Double {
         var num = 0.0, den = 0.0
-        try forEachChunk { batch, sel in
+        try forEachChunk(reading: [field, weight]) { batch, sel in
             let v = try FieldReader.numbers(field, in: batch)
             let w = try FieldReader.numbers(weight, in: batch)
             func add(_ i: Int) { if !v[i].isNaN, !w[i].isNaN { num += v[i] * w[i]; den += w[i] } }
@@ -158,7 +203,7 @@ public final class SampleSet: @unchecked Sendable {
     public func column(_ field: String) throws -> ColumnData {
         var doubles: [Double] = [], ints: [Int64] = [], bools: [Bool] = [], strings: [String] = [], values: [FieldValue] = []
         var kind: ColumnKind?
-        try forEachChunk { batch, sel in
+        try forEachChunk(reading: [field]) { batch, sel in
             let col = try FieldReader.column(field, in: batch)
             let picked = sel.map { col.gather($0) } ?? col
             switch picked {
@@ -380,15 +425,37 @@ enum FieldReader {
         return out
     }
 
+    /// The columns `numbers(field, …)` (and `column`) read in a batch of `info`'s sensor: none
+    /// for the times, `x`, `y`, `z` for `magnitude`, the window's field for `windowStart` and
+    /// `windowEnd`, `endDate` for a computed `duration`, else the column of that name; nil
+    /// when the sensor has no such column (the read then fails, naming every field).
+    static func columns(for field: String, of info: SensorInfo) -> [String]? {
+        let names = Set(info.columnFields.map(\.name))
+        func have(_ needed: [String]) -> [String]? { names.isSuperset(of: needed) ? needed : nil }
+        switch field {
+        case "time", "writeTime", info.rowTimeField?.name: return []
+        case "magnitude": return have(["x", "y", "z"])
+        case "windowStart", "windowEnd":
+            switch info.window {
+            case .toField(let name)?, .forDuration(let name)?, .durationBeforeWrite(let name)?: return have([name])
+            case nil: return nil
+            }
+        case "duration" where !names.contains("duration"): return have(["endDate"])
+        default: return have([field])
+        }
+    }
+
     static func numbers(_ field: String, in batch: SampleBatch) throws -> [Double] {
         switch field {
         case "time": return batch.times
         case batch.sensor.info.rowTimeField?.name: return batch.times
         case "writeTime": return batch.writeTimes.array
         case "magnitude":
-            var out: [Double] = []
-            try magnitude(in: batch, into: &out)
-            return out
+            let (x, y, z) = try xyz(in: batch)
+            return [Double](unsafeUninitializedCapacity: x.count) { o, done in
+                magnitude(x, y, z, into: o)
+                done = x.count
+            }
         case "windowStart", "windowEnd":
             guard let window = try window(in: batch) else { throw unknown(field, in: batch) }
             return field == "windowStart" ? window.start : window.end
@@ -414,25 +481,39 @@ enum FieldReader {
 
     /// √(x² + y² + z²) of each row, written into `out` (its storage reused when large enough).
     static func magnitude(in batch: SampleBatch, into out: inout [Double]) throws {
-        guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
-              case .double(let z)? = batch.column("z")?.data else {
-            throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
-        }
+        let (x, y, z) = try xyz(in: batch)
         let n = x.count
         if out.count != n {
             if out.capacity >= n {
                 out.removeAll(keepingCapacity: true)
                 out.append(contentsOf: repeatElement(0, count: n))
             } else {
-                out = [Double](repeating: 0, count: n)
+                out = [Double](unsafeUninitializedCapacity: n) { o, done in
+                    magnitude(x, y, z, into: o)
+                    done = n
+                }
+                return
             }
         }
-        out.withUnsafeMutableBufferPointer { o in
-            x.withUnsafeBufferPointer { xb in
-                y.withUnsafeBufferPointer { yb in
-                    z.withUnsafeBufferPointer { zb in
-                        for i in 0..<n { o[i] = (xb[i] * xb[i] + yb[i] * yb[i] + zb[i] * zb[i]).squareRoot() }
-                    }
+        out.withUnsafeMutableBufferPointer { o in magnitude(x, y, z, into: o) }
+    }
+
+    /// The `x`, `y` and `z` columns of a batch; throws `FieldError` when it has none.
+    private static func xyz(in batch: SampleBatch) throws -> ([Double], [Double], [Double]) {
+        guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
+              case .double(let z)? = batch.column("z")?.data else {
+            throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
+        }
+        return (x, y, z)
+    }
+
+    /// Writes √(x² + y² + z²) of each row into `o` (as many rows as `x` has).
+    @inline(__always)
+    private static func magnitude(_ x: [Double], _ y: [Double], _ z: [Double], into o: UnsafeMutableBufferPointer<Double>) {
+        x.withUnsafeBufferPointer { xb in
+            y.withUnsafeBufferPointer { yb in
+                z.withUnsafeBufferPointer { zb in
+                    for i in 0..<xb.count { o[i] = (xb[i] * xb[i] + yb[i] * yb[i] + zb[i] * zb[i]).squareRoot() }
                 }
             }
         }

@@ -119,12 +119,13 @@ extension SampleSet {
     /// Throws `FieldError` for an unknown or non-numeric field.
     public func summarize(_ aggregates: [SummaryColumn], by grouping: Grouping?,
                           lateBudget: Int = 8 << 20) throws -> [SummaryRow] {
-        var pass = SummaryPass(layout: SummaryLayout(aggregates), grouping: grouping, timeZone: timeZone)
-        try forEachChunk { batch, sel in try pass.add(batch, sel) }
+        let layout = SummaryLayout(aggregates)
+        var pass = SummaryPass(layout: layout, grouping: grouping, timeZone: timeZone)
+        try forEachChunk(reading: layout.readFields) { batch, sel in try pass.add(batch, sel) }
         pass.closeAll()
         for late in pass.lateBatches(budget: lateBudget) {
             let slots = Set(late)
-            try forEachChunk { batch, sel in try pass.addLate(batch, sel, slots: slots) }
+            try forEachChunk(reading: layout.readFields) { batch, sel in try pass.addLate(batch, sel, slots: slots) }
             for s in late { pass.close(s) }
         }
         return pass.rows()
@@ -165,6 +166,9 @@ struct SummaryLayout {
             }
         }
     }
+
+    /// Every field the summary reads: the aggregates' fields and weights, and their filters'.
+    var readFields: [String] { fields + filterLists.joined().map(\.field) }
 
     private mutating func fieldIndex(_ name: String) -> Int {
         if let i = fields.firstIndex(of: name) { return i }
@@ -332,7 +336,7 @@ struct SummaryPass {
             case .quantile: continue
             case .count where layout.aggField[g] == nil:
                 var n = 0
-                Rows.each(a, b, sel, mask) { _ in n += 1 }
+                if mask == nil { n = b - a } else { Rows.each(a, b, sel, mask) { _ in n += 1 } }
                 rowCounts[s * nAgg + g] += n
             case .weightedMean:
                 let v = cols[layout.aggField[g]!], w = cols[layout.aggWeight[g]!]

@@ -553,9 +553,7 @@ enum ColumnCodec {
             guard r.remaining == n * 4 else { throw StoreCorruption("float32 column of \(n) rows has \(r.remaining) bytes") }
             let src = r.base.baseAddress.map { UnsafeRawPointer($0 + r.offset) }
             out = [Double](unsafeUninitializedCapacity: n) { buf, done in
-                if let src {
-                    for k in 0..<n { buf[k] = Double(Float(bitPattern: UInt32(littleEndian: src.loadUnaligned(fromByteOffset: k * 4, as: UInt32.self)))) }
-                }
+                if let src { widenFloat32s(src, n, into: buf) }
                 done = n
             }
             r.offset += n * 4
@@ -586,6 +584,24 @@ enum ColumnCodec {
         }
         guard r.remaining == 0 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes too many") }
         return out
+    }
+
+    /// The `n` little-endian Float32s at `src`, widened into `out`, eight at a time.
+    @inline(__always)
+    static func widenFloat32s(_ src: UnsafeRawPointer, _ n: Int, into out: UnsafeMutableBufferPointer<Double>) {
+        let dst = UnsafeMutableRawPointer(out.baseAddress!)
+        var k = 0
+        #if _endian(little)
+        while k + 8 <= n {
+            let v = src.loadUnaligned(fromByteOffset: k * 4, as: SIMD8<Float>.self)
+            dst.storeBytes(of: SIMD8<Double>(v), toByteOffset: k * 8, as: SIMD8<Double>.self)
+            k += 8
+        }
+        #endif
+        while k < n {
+            out[k] = Double(Float(bitPattern: UInt32(littleEndian: src.loadUnaligned(fromByteOffset: k * 4, as: UInt32.self))))
+            k += 1
+        }
     }
 
     /// The runs form of `n` integers as runs of equal values, when they make at most one run

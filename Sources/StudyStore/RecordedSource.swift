@@ -106,10 +106,20 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     /// inside. Where chunks of separate imports interleave in write time, everything
     /// through `through`, joined and ordered as `samples` does.
     public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
-                            producedIn _: IntervalSet?) throws -> (batch: SampleBatch, reached: Double) {
-        guard through > after, let ref = streams[participant]?[device]?[sensor] else { return (SampleBatch.empty(for: sensor), through) }
+                            producedIn produced: IntervalSet?) throws -> (batch: SampleBatch, reached: Double) {
+        try samplePiece(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through,
+                        producedIn: produced, columns: .all)
+    }
+
+    /// `samplePiece(…producedIn:)` holding exactly the columns in `columns` (of the sensor's):
+    /// the others' blobs are neither fetched from SQLite nor decoded (`decodeChunk`).
+    public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
+                            producedIn _: IntervalSet?, columns: ColumnProjection) throws -> (batch: SampleBatch, reached: Double) {
+        guard through > after, let ref = streams[participant]?[device]?[sensor] else {
+            return (SampleBatch.empty(for: sensor).keeping(columns), through)
+        }
         return try reading(participant, sensor, device, after, through) {
-            try readPiece(ref, sensor: sensor, after: after, through: through)
+            try readPiece(ref, sensor: sensor, after: after, through: through, columns: columns)
         }
     }
 
@@ -126,13 +136,14 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         }
     }
 
-    private func readPiece(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double) throws -> (batch: SampleBatch, reached: Double) {
+    private func readPiece(_ ref: StreamRef, sensor: Sensor, after: Double, through: Double,
+                           columns: ColumnProjection) throws -> (batch: SampleBatch, reached: Double) {
         let chunks = try chunks(ref, after: after, through: through)
-        guard let first = chunks.first else { return (SampleBatch.empty(for: sensor), through) }
+        guard let first = chunks.first else { return (SampleBatch.empty(for: sensor).keeping(columns), through) }
         let disjoint = zip(chunks, chunks.dropFirst()).allSatisfy { $1.minWrite > $0.maxWrite }
-        guard disjoint else { return (try read(chunks, sensor: sensor, after: after, through: through), through) }
+        guard disjoint else { return (try read(chunks, sensor: sensor, after: after, through: through, columns: columns), through) }
         let reached = Swift.min(through, first.maxWrite)
-        let chunk = try decoded(first.id, sensor: sensor)
+        let chunk = try decoded(first.id, sensor: sensor, columns: columns)
         let a = chunk.writeTimes.upperBound(after), b = chunk.writeTimes.upperBound(reached)
         if a == 0 && b == chunk.count { return (chunk, reached) }
         return (chunk.slice(a..<b), reached)
@@ -150,20 +161,23 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         }
     }
 
-    /// Chunk `id`, decoded once and kept in the cache.
-    private func decoded(_ id: Int64, sensor: Sensor) throws -> SampleBatch {
-        try cache.get(id) { try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: sensor) } }
+    /// Chunk `id` with exactly the columns in `columns`, decoded once and kept in the cache
+    /// (a chunk kept with more columns serves it).
+    private func decoded(_ id: Int64, sensor: Sensor, columns: ColumnProjection) throws -> SampleBatch {
+        try cache.get(id, columns) {
+            try store.pool.read { db in try RecordedSource.decodeChunk(db, id: id, sensor: sensor, columns: columns) }
+        }
     }
 
     /// The rows of `chunks` written in (after, through], joined into one batch in
     /// (write time, sample time) order.
     private func read(_ chunks: [(id: Int64, minWrite: Double, maxWrite: Double)], sensor: Sensor,
-                      after: Double, through: Double) throws -> SampleBatch {
+                      after: Double, through: Double, columns: ColumnProjection = .all) throws -> SampleBatch {
         var pieces: [(SampleBatch, Range<Int>)] = []
         var overlapping = false
         var lastMax = -Double.infinity
         for c in chunks {
-            let chunk = try decoded(c.id, sensor: sensor)
+            let chunk = try decoded(c.id, sensor: sensor, columns: columns)
             guard chunk.count > 0 else { continue }
             let a = chunk.writeTimes.upperBound(after), b = chunk.writeTimes.upperBound(through)
             guard b > a else { continue }
@@ -171,7 +185,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             lastMax = max(lastMax, chunk.writeTimes[b - 1])
             pieces.append((chunk, a..<b))
         }
-        guard !pieces.isEmpty else { return SampleBatch.empty(for: sensor) }
+        guard !pieces.isEmpty else { return SampleBatch.empty(for: sensor).keeping(columns) }
         if pieces.count == 1 && pieces[0].1 == 0..<pieces[0].0.count { return pieces[0].0 }
         var out = RecordedSource.concatenate(pieces, sensor: sensor)
         if overlapping {
@@ -239,9 +253,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: columns)
     }
 
-    /// One stored chunk, with the columns of the sensor's schema (a column the chunk lacks is all missing).
-    /// Blobs are decoded in place (no copies); throws `StoreCorruption` when they do not decode.
-    package static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor) throws -> SampleBatch {
+    /// One stored chunk, with the columns of the sensor's schema in `columns` (a column the
+    /// chunk lacks is all missing); the others are left out, their blobs not read. Blobs are
+    /// decoded in place (no copies); throws `StoreCorruption` when they do not decode.
+    package static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor, columns wanted: ColumnProjection = .all) throws -> SampleBatch {
         let chunkRow = try db.cachedStatement(sql: "SELECT rows, writeTimes, times, encoding FROM chunk WHERE id = ?")
         let cursor = try Row.fetchCursor(chunkRow, arguments: [id])
         guard let row = try cursor.next() else { throw StoreCorruption("chunk \(id) disappeared") }
@@ -253,11 +268,14 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         guard n > 0 else { throw StoreCorruption("chunk \(id) has \(n) rows") }
         let writeTimes = try blob(row, 1) { try ColumnCodec.decodeWriteTimes($0, count: n) }
         let times = try blob(row, 2) { try ColumnCodec.decodeDoubles($0, count: n) }
-        let fields = sensor.info.columnFields
+        let fields = sensor.info.columnFields.filter { wanted.contains($0.name) }
         var columns = [Column?](repeating: nil, count: fields.count)
-        let columnRows = try db.cachedStatement(sql: "SELECT name, kind, present, data FROM chunkColumn WHERE chunk = ? ORDER BY ordinal")
-        let rows = try Row.fetchCursor(columnRows, arguments: [id])
-        while let r = try rows.next() {
+        // Only the wanted columns' rows are read: the others' blobs are never loaded.
+        let names = wanted.names ?? []
+        let columnRows = try db.cachedStatement(sql: "SELECT name, kind, present, data FROM chunkColumn WHERE chunk = ?"
+            + (wanted.isAll ? "" : " AND name IN (" + names.map { _ in "?" }.joined(separator: ", ") + ")") + " ORDER BY ordinal")
+        let rows = try Row.fetchCursor(columnRows, arguments: StatementArguments([id] + names.map { $0 as (any DatabaseValueConvertible) }))
+        while !fields.isEmpty, let r = try rows.next() {
             let name: String = r[0]
             guard let kind = ColumnKind(rawValue: r[1]) else { throw StoreCorruption("chunk \(id) column \(name): unknown kind") }
             // A column the sensor's schema no longer names is left unread.
@@ -368,25 +386,29 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     }
 }
 
-/// A few decoded chunks, most recent first (a fetch asks for neighbouring ranges).
+/// A few decoded chunks, most recent first (a fetch asks for neighbouring ranges), each
+/// with the columns it was decoded with: an entry serves a read of the columns it covers,
+/// narrowed to them, never one that needs more.
 final class ChunkCache: @unchecked Sendable {
     private let lock = NSLock()
-    private var entries: [(Int64, SampleBatch)] = []
+    private var entries: [(id: Int64, columns: ColumnProjection, batch: SampleBatch)] = []
     let capacity: Int
 
     init(capacity: Int) { self.capacity = capacity }
 
-    func get(_ id: Int64, load: () throws -> SampleBatch) throws -> SampleBatch {
+    /// Chunk `id` with exactly `columns`: a kept entry's, else `load`'s (which must decode
+    /// exactly those), kept in place of narrower entries of the chunk.
+    func get(_ id: Int64, _ columns: ColumnProjection, load: () throws -> SampleBatch) throws -> SampleBatch {
         lock.lock()
-        if let i = entries.firstIndex(where: { $0.0 == id }) {
-            let e = entries[i]
+        if let e = entries.first(where: { $0.id == id && $0.columns.covers(columns) }) {
             lock.unlock()
-            return e.1
+            return e.columns == columns ? e.batch : e.batch.keeping(columns)
         }
         lock.unlock()
         let b = try load()
         lock.lock()
-        entries.insert((id, b), at: 0)
+        entries.removeAll { $0.id == id && columns.covers($0.columns) }
+        entries.insert((id, columns, b), at: 0)
         if entries.count > capacity { entries.removeLast() }
         lock.unlock()
         return b

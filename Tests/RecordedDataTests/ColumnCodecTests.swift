@@ -286,6 +286,52 @@ final class StoredPieceTests: XCTestCase {
         return out
     }
 
+    /// A piece read with a projection holds exactly the columns asked for (times and write
+    /// times always), equal to the whole read's; the source's chunk cache never answers a
+    /// read that needs more columns with a narrower chunk. A column no pass asks for is not
+    /// read at all: broken bytes there stop only the reads that need it.
+    func testProjectedPiecesHoldTheColumnsAskedForAndNoFewer() throws {
+        let dir = try recordedTempDir(self)
+        let path = dir.appendingPathComponent("s.sqlite").path
+        let store = try RecordedStore(path: path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        _ = try store.copy(.accelerometer, from: sim, participant: "ana", device: phone, start: recMonday,
+                                                  end: recMonday + 3 * 3_600, timeZone: "Europe/Berlin")
+        let source = try store.source()
+        func piece(_ columns: ColumnProjection) throws -> SampleBatch {
+            try source.samplePiece(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: recMonday,
+                                   through: recMonday + 3 * 3_600, producedIn: nil, columns: columns).batch
+        }
+        let none = try piece(.none)
+        XCTAssertEqual(none.columns.map(\.name), [])
+        let xyz = try piece(ColumnProjection(["z", "x", "y"]))
+        XCTAssertEqual(xyz.columns.map(\.name), ["x", "y", "z"], "schema order")
+        let whole = try piece(.all)
+        XCTAssertEqual(whole.columns.map(\.name), Sensor.accelerometer.info.columnFields.map(\.name))
+        XCTAssertEqual(try piece(ColumnProjection(["x"])).columns.map(\.name), ["x"], "served from the whole chunk, narrowed")
+        for b in [none, xyz] {
+            XCTAssertEqual(b.times, whole.times)
+            XCTAssertEqual(b.writeTimes, whole.writeTimes)
+        }
+        for name in ["x", "y", "z"] { XCTAssertEqual(xyz.column(name), whole.column(name), name) }
+        try store.close()
+
+        // Broken x blobs: a read of the times or of y still succeeds, one of x fails (a fresh source: no cache).
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in try db.execute(sql: "UPDATE chunkColumn SET data = x'ffffffffffffffff' WHERE name = 'x'") }
+        try queue.close()
+        let broken = try RecordedStore(path: path).source()
+        func read(_ columns: ColumnProjection) throws -> SampleBatch {
+            try broken.samplePiece(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: recMonday,
+                                   through: recMonday + 3 * 3_600, producedIn: nil, columns: columns).batch
+        }
+        XCTAssertEqual(try read(.none).times, whole.times)
+        XCTAssertEqual(try read(ColumnProjection(["y"])).column("y"), whole.column("y"))
+        XCTAssertThrowsError(try read(ColumnProjection(["x"]))) { XCTAssertTrue("\($0)".contains("column x"), "\($0)") }
+        XCTAssertThrowsError(try read(.all)) { XCTAssertTrue($0 is SampleReadError, "\($0)") }
+    }
+
     func testPiecesFollowChunksAndJoinToTheWholeAnswer() throws {
         let dir = try recordedTempDir(self)
         let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)

@@ -430,4 +430,26 @@ final class MeasuredWithinTests: XCTestCase {
         XCTAssertEqual(FetchPlan.measured(batch([12]), within: IntervalSet()).count, 0)
         XCTAssertEqual(FetchPlan.measured(batch([]), within: ranges).count, 0)
     }
+
+    /// Rows of one range in one contiguous stretch (a batch written just after recording
+    /// started: its first rows measured before) are kept as a slice, with the same rows,
+    /// columns and write times as row by row; rows of another range elsewhere are kept too.
+    func testContiguousRowsOfOneRangeAreKeptWhole() {
+        let ranges = IntervalSet([TimeRange(after: 0, through: 6), TimeRange(after: 10, through: 20)])
+        func ids(_ b: SampleBatch) -> [Int64]? { b.column("identifier")?.data.ints }
+        var late = batch([7, 8, 12, 15, 18])
+        late.columns.append(Column(name: "identifier", data: .intRuns(RunArray([1, 1, 2, 2, 2]))))
+        late.writeTimes = WriteTimes([100, 100, 100, 101, 101])
+        let kept = FetchPlan.measured(late, within: ranges)
+        XCTAssertEqual(kept.times, [12, 15, 18])
+        XCTAssertEqual(kept.column("x")?.data, .double([24, 30, 36]))
+        XCTAssertEqual(ids(kept), [2, 2, 2])
+        XCTAssertEqual(kept.writeTimes.array, [100, 101, 101])
+        XCTAssertEqual(kept, late.gather([2, 3, 4]))
+        XCTAssertEqual(FetchPlan.measured(batch([12, 15, 25]), within: ranges).times, [12, 15])
+        XCTAssertEqual(FetchPlan.measured(batch([12, 25, 15]), within: ranges).times, [12, 15])
+        XCTAssertEqual(FetchPlan.measured(batch([5, 8, 12, 15]), within: ranges).times, [5, 12, 15])
+        XCTAssertEqual(FetchPlan.measured(batch([8, 5, 7]), within: ranges).times, [5])
+        XCTAssertEqual(FetchPlan.measured(batch([.nan, 12, 15]), within: ranges).times, [12, 15])
+    }
 }

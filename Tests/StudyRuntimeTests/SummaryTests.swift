@@ -299,6 +299,59 @@ final class ChunkCacheTests: XCTestCase {
         XCTAssertEqual(budget.held, 0)
     }
 
+    /// A set over a source that reads only the columns asked for (as a store does): the
+    /// projections asked, in order.
+    final class Projections: @unchecked Sendable { var asked: [ColumnProjection] = [] }
+
+    func projectedSet(_ asked: Projections, budget: ChunkBudget) -> SampleSet {
+        let batches = NaturalFormTests.batches()
+        return SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!) { (columns: ColumnProjection) in
+            asked.asked.append(columns)
+            return BatchIterator(columns: columns, batches.map { $0.keeping(columns) })
+        }.cached(in: budget)
+    }
+
+    /// A kept read made with fewer columns is never replayed to a pass that needs more: that
+    /// pass reads the source (asking for its columns and the kept read's), and its complete
+    /// read replaces the kept one; passes it covers replay it.
+    func testAProjectedReadIsNotReplayedToAPassNeedingMoreColumns() throws {
+        let asked = Projections(), budget = ChunkBudget(limit: 64 << 20)
+        let set = projectedSet(asked, budget: budget)
+        let plain = SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!, batches: NaturalFormTests.batches())
+        XCTAssertEqual(try set.count(), 86_400)
+        XCTAssertEqual(asked.asked, [.none])
+        let held = budget.held
+        XCTAssertEqual(try set.count(), 86_400)
+        XCTAssertEqual(asked.asked, [.none], "a count replays the kept read")
+        XCTAssertEqual(try set.stats("x"), try plain.stats("x"))
+        XCTAssertEqual(asked.asked, [.none, ColumnProjection(["x"])])
+        XCTAssertGreaterThan(budget.held, held, "the wider read replaced the narrower one")
+        XCTAssertEqual(try set.stats("magnitude"), try plain.stats("magnitude"))
+        XCTAssertEqual(asked.asked, [.none, ColumnProjection(["x"]), ColumnProjection(["x", "y", "z"])])
+        let high = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        XCTAssertEqual(try set.filtered(high).stats("x"), try plain.filtered(high).stats("x"))
+        XCTAssertEqual(try set.grouped(by: .localDay, quantiles: [0.5], of: "y").map(\.values),
+                       try plain.grouped(by: .localDay, quantiles: [0.5], of: "y").map(\.values))
+        XCTAssertEqual(asked.asked.count, 3, "x, y and z are kept: the filter and the quantiles replay them")
+        XCTAssertEqual(try set.materialize(), try plain.materialize())
+        XCTAssertEqual(asked.asked.last, .all)
+        XCTAssertThrowsError(try set.stats("nonsense")) { XCTAssertTrue("\($0)".contains("fields: x, y, z, time, writeTime"), "\($0)") }
+    }
+
+    /// Without room to keep a read, every pass reads the source with its own columns.
+    func testEveryPassAsksForItsOwnColumns() throws {
+        let asked = Projections()
+        let set = projectedSet(asked, budget: ChunkBudget(limit: 0))
+        let high = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        _ = try set.count()
+        _ = try set.filtered(high).count()
+        _ = try set.summarize([SummaryColumn(name: "n", aggregate: .count, field: nil, filters: [RowFilter(field: "x", op: .gt, operand: .number(0))]),
+                               SummaryColumn(name: "w", aggregate: .weightedMean(weight: "z"), field: "y")], by: .localHour)
+        _ = try set.column("time")
+        _ = try set.distinct().count()
+        XCTAssertEqual(asked.asked, [.none, ColumnProjection(["x", "y", "z"]), ColumnProjection(["x", "y", "z"]), .none, .all])
+    }
+
     func testAReadLargerThanTheBudgetIsNotKept() throws {
         let reads = Reads(), budget = ChunkBudget(limit: 40_000)
         let cached = set(reads).cached(in: budget)
@@ -343,6 +396,15 @@ final class NaturalFormTests: XCTestCase {
         }.cached(in: budget)
     }
 
+    /// The set over a source that reads only the columns each pass asks for (as a store does).
+    func projectedSet(_ reads: Reads, budget: ChunkBudget) -> SampleSet {
+        let batches = NaturalFormTests.batches()
+        return SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!) { (columns: ColumnProjection) in
+            reads.count += 1
+            return BatchIterator(columns: columns, batches.map { $0.keeping(columns) })
+        }.cached(in: budget)
+    }
+
     func testNaturalFormEqualsOnePassAndAPlainLoop() throws {
         // The plain loop: hour sums, day counts and pools, quantiles by sorting (R type 7).
         var hourSum: [Int: (Double, Int)] = [:], dayPool: [Int: [Double]] = [:], dayActive: [Int: Int] = [:]
@@ -360,10 +422,12 @@ final class NaturalFormTests: XCTestCase {
         }
         let qs = [0.05, 0.5, 0.95]
         let active = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
-        // Budgets: none (every pass reads the source), and room for the whole read (kept).
-        for (limit, expectedReads) in [(0, 6), (64 << 20, 1)] {
+        // Budgets: none (every pass reads the source), and room for the whole read (kept);
+        // a source that answers every column, and one that reads only those asked for (the
+        // count reads none: the mean's read, with x, y and z, is the one kept).
+        for (limit, projected, expectedReads) in [(0, false, 6), (64 << 20, false, 1), (0, true, 6), (64 << 20, true, 2)] {
             let reads = Reads(), budget = ChunkBudget(limit: limit)
-            let week = set(reads, budget: budget)
+            let week = projected ? projectedSet(reads, budget: budget) : set(reads, budget: budget)
             // The four statements of the natural form…
             let total = try week.count()
             let hourly = try week.grouped(by: .localHour, .mean, of: "magnitude")
@@ -375,7 +439,7 @@ final class NaturalFormTests: XCTestCase {
                                            SummaryColumn(name: "active", aggregate: .count, field: nil, filters: [active])]
                                           + qs.map { SummaryColumn(name: "q\($0)", aggregate: .quantile($0), field: "magnitude") },
                                           by: .localDay)
-            let what = "budget \(limit)"
+            let what = "budget \(limit), projected \(projected)"
             XCTAssertEqual(reads.count, expectedReads, what)
             XCTAssertEqual(budget.held > 0, limit > 0, what)
             XCTAssertEqual(total, 86_400, what)
