@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "SensorKitModel"]),
         .testTarget(name: "RecordedDataTests", dependencies: ["StudyStore", "Importers", "Simulator", "SensorKitModel",
                                                           .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyReport", "ApiReference", "StudyWorlds", "LuaHost",
+        .testTarget(name: "StudyRuntimeTests", dependencies: ["StudyRuntime", "StudyReport", "ApiReference", "StudyWorlds", "LuaHost", "JSONText",
                                                       "SensorKitModel", "Simulator", "StudyStore", "Importers", "CivilTime",
                                                       .product(name: "GRDB", package: "GRDB.swift")]),
         // Runs the built `sensorium` executable (found beside the test bundle).

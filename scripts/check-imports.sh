@@ -29,7 +29,7 @@ allowed() {
     ApiReference)   echo "$system LuaHost SensorKitModel" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel Simulator StudyStore StudyReport StudyRuntime" ;;
     Sensorium)      echo "$system LuaHost SensorKitModel StudyReport StudyRuntime StudyWorlds" ;;
-    SensoriumCLI)   echo "$system ArgumentParser CEditLine CLua CLuaShim CIsal Sensorium LuaHost SensorKitModel Simulator StudyStore Importers StudyReport StudyRuntime ApiReference StudyWorlds JSONText GRDB" ;;
+    SensoriumCLI)   echo "$system ArgumentParser CEditLine CLua CLuaShim CIsal Sensorium LuaHost SensorKitModel Simulator StudyStore Importers StudyReport StudyRuntime ApiReference StudyWorlds JSONText" ;;
     *)              echo "?" ;;
   esac
 }

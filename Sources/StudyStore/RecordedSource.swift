@@ -256,7 +256,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     /// One stored chunk, with the columns of the sensor's schema in `columns` (a column the
     /// chunk lacks is all missing); the others are left out, their blobs not read. Blobs are
     /// decoded in place (no copies); throws `StoreCorruption` when they do not decode.
-    package static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor, columns wanted: ColumnProjection = .all) throws -> SampleBatch {
+    static func decodeChunk(_ db: Database, id: Int64, sensor: Sensor, columns wanted: ColumnProjection = .all) throws -> SampleBatch {
         let chunkRow = try db.cachedStatement(sql: "SELECT rows, writeTimes, times, encoding FROM chunk WHERE id = ?")
         let cursor = try Row.fetchCursor(chunkRow, arguments: [id])
         guard let row = try cursor.next() else { throw StoreCorruption("chunk \(id) disappeared") }

@@ -1,6 +1,5 @@
 import CIsal
 import Foundation
-import GRDB
 import SensorKitModel
 #if canImport(Glibc)
 import Glibc
@@ -219,29 +218,6 @@ public enum StoreBenchmark {
         return nil
     }
 
-    /// Decodes every chunk of the store (all columns); returns the rows decoded.
-    static func decodeEverything(_ store: RecordedStore) throws -> Int {
-        try store.pool.read { db in
-            var rows = 0
-            let chunks = try Row.fetchAll(db, sql: "SELECT chunk.id, stream.sensor FROM chunk JOIN stream ON stream.id = chunk.stream ORDER BY chunk.id")
-            for c in chunks {
-                guard let sensor = Sensor(rawValue: c[1]) else { continue }
-                rows += try RecordedSource.decodeChunk(db, id: c[0], sensor: sensor).count
-            }
-            return rows
-        }
-    }
-
-    /// Bytes of the store's tables without SQLite's free pages.
-    static func usedBytes(_ store: RecordedStore) throws -> Int {
-        try store.pool.read { db in
-            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
-            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
-            let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
-            return (pages - free) * size
-        }
-    }
-
     /// The native path: a simulated participant-week of phone and watch accelerometer exported
     /// (`sensorium export`), imported (`import --format native`), imported again, its size,
     /// and every chunk decoded.
@@ -273,7 +249,7 @@ public enum StoreBenchmark {
                         label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
         try FileManager.default.removeItem(at: folder)
         try store.checkpoint()
-        let used = try usedBytes(store)
+        let used = try store.usedBytes()
         let bytesPerSample = Double(used) / Double(max(exported.rows, 1))
         output(String(format: "  native store: %.0f MB for %d samples = %.2f B/sample (target ≤ 16: %.2fx)",
                       Double(used) / 1e6, exported.rows, bytesPerSample, 16 / bytesPerSample))
@@ -284,7 +260,7 @@ public enum StoreBenchmark {
         for _ in 0..<2 {
             t = now()
             cpu0 = processCPUSeconds()
-            decoded = try decodeEverything(store)
+            decoded = try store.decodeEveryChunk()
             s = min(s, secs(t))
             cpu = min(cpu, processCPUSeconds() - cpu0)
         }
