@@ -34,6 +34,14 @@ public struct SampleBatch: Sendable, Equatable {
     /// The column named `name`, or nil.
     public func column(_ name: String) -> Column? { columns.first { $0.name == name } }
 
+    /// The `x`, `y`, `z` columns of a motion sensor's batch as doubles (what `magnitude` is
+    /// made of), nil unless the batch holds all three.
+    public var xyz: (x: [Double], y: [Double], z: [Double])? {
+        guard case .double(let x)? = column("x")?.data, case .double(let y)? = column("y")?.data,
+              case .double(let z)? = column("z")?.data else { return nil }
+        return (x, y, z)
+    }
+
     /// The batch without the columns named in `names`.
     public func removingColumns(_ names: Set<String>) -> SampleBatch {
         var copy = self

@@ -25,8 +25,7 @@ struct BenchCohort: ParsableCommand {
 
     func run() throws {
         let script = try resolveScript(path)
-        var dirs: [String] = []
-        dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
+        let dirs = moduleDirectories(of: script)
         var configuration = StudyConfiguration()
         configuration.stdlibFolder = stdlibOverride()
         configuration.participants = participants

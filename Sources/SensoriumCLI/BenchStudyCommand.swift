@@ -227,7 +227,7 @@ struct BenchStudy: ParsableCommand {
         var chunks = plan.makeIterator()
         while let chunk = try chunks.next() {
             let b = chunk.batch
-            guard let (xs, ys, zs) = xyz(of: b) else { continue }
+            guard let (xs, ys, zs) = b.xyz else { continue }
             for i in 0..<b.count {
                 text += "\(b.times[i]),\(xs[i]),\(ys[i]),\(zs[i])\n"
             }
@@ -361,7 +361,7 @@ struct WeekFigures: Codable {
         var chunks = plan.makeIterator()
         while let chunk = try chunks.next() {
             let b = chunk.batch
-            guard let (xs, ys, zs) = xyz(of: b) else { continue }
+            guard let (xs, ys, zs) = b.xyz else { continue }
             for i in 0..<b.count {
                 let t = b.times[i]
                 if !(t >= validFrom && t < validUntil) {
@@ -436,11 +436,4 @@ struct WeekFigures: Codable {
         s += "\n  ]\n}\n"
         return s
     }
-}
-
-/// The accelerometer's `x`, `y`, `z` columns of `batch`, nil when it has none.
-private func xyz(of batch: SampleBatch) -> ([Double], [Double], [Double])? {
-    guard case .double(let xs)? = batch.column("x")?.data, case .double(let ys)? = batch.column("y")?.data,
-          case .double(let zs)? = batch.column("z")?.data else { return nil }
-    return (xs, ys, zs)
 }

@@ -36,13 +36,11 @@ struct ReplCommand: ParsableCommand {
 
     func run() throws {
         let output = OutputBuffer(capturing: machine)
-        var dirs: [String] = []
+        var dirs = ["."]
         var script = ""
         if let path {
             script = try resolveScript(path)
-            dirs.append(relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path))
-        } else {
-            dirs.append(".")
+            dirs = moduleDirectories(of: script)
         }
         var configuration = StudyConfiguration()
         self.world.apply(to: &configuration)

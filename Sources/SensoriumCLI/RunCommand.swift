@@ -44,9 +44,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let script = try resolveScript(path)
         let output = OutputBuffer()
-        let scriptDir = URL(fileURLWithPath: script).deletingLastPathComponent().path
-        var dirs: [String] = []
-        dirs.append(relativeIfBelowCurrent(scriptDir))
+        let dirs = moduleDirectories(of: script)
         let studyFlags = world.anyGiven || out != nil || recording != nil || cohort.shard != nil
         guard studyFlags || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
@@ -149,6 +147,11 @@ func isProtocol(_ path: String) -> Bool {
 func defaultScenario(beside script: String) -> String? {
     let candidate = URL(fileURLWithPath: script).deletingLastPathComponent().appendingPathComponent("scenario.lua").path
     return FileManager.default.fileExists(atPath: candidate) ? relativeIfBelowCurrent(candidate) : nil
+}
+
+/// Where `require` finds a script's own modules: its folder (relative when below the current one).
+func moduleDirectories(of script: String) -> [String] {
+    [relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path)]
 }
 
 /// A folder means its protocol.lua; a missing file is a clear error.

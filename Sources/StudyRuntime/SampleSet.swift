@@ -500,11 +500,10 @@ enum FieldReader {
 
     /// The `x`, `y` and `z` columns of a batch; throws `FieldError` when it has none.
     private static func xyz(in batch: SampleBatch) throws -> ([Double], [Double], [Double]) {
-        guard case .double(let x)? = batch.column("x")?.data, case .double(let y)? = batch.column("y")?.data,
-              case .double(let z)? = batch.column("z")?.data else {
+        guard let xyz = batch.xyz else {
             throw FieldError("'magnitude' needs x, y and z fields; \(batch.sensor.rawValue) has none")
         }
-        return (x, y, z)
+        return xyz
     }
 
     /// Writes √(x² + y² + z²) of each row into `o` (as many rows as `x` has).

@@ -111,8 +111,7 @@ public enum StoreBenchmark {
             let hi = min(end, t + 3_600)
             let b = try source.samples(participant: participant, sensor: .accelerometer, device: device, writtenAfter: t, through: hi)
             t = hi
-            guard b.count > 0, case .double(let xs)? = b.column("x")?.data, case .double(let ys)? = b.column("y")?.data,
-                  case .double(let zs)? = b.column("z")?.data else { continue }
+            guard b.count > 0, let (xs, ys, zs) = b.xyz else { continue }
             let times = b.times
             for i in 0..<b.count {
                 let ti = times[i]
