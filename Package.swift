@@ -62,7 +62,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"]),
-        .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel"]),
+        .testTarget(name: "SensorKitModelTests", dependencies: ["SensorKitModel", "CivilTime"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "SensorKitModel"]),
         .testTarget(name: "RecordedDataTests", dependencies: ["StudyStore", "Importers", "Simulator", "SensorKitModel",
                                                           .product(name: "GRDB", package: "GRDB.swift")]),

@@ -58,19 +58,20 @@ enum ClockFunctions {
     static let zoneRange: ClosedRange<Int64> = -(1 << 40)...(1 << 40)
 
     static func offset(_ tz: TimeZone, at t: Int64) -> Int64 {
-        Int64(tz.secondsFromGMT(for: Date(timeIntervalSince1970: Double(zoneRange.contains(t) ? t : 0))))
+        Int64(ZoneRules.of(tz).offset(at: Double(zoneRange.contains(t) ? t : 0)))
     }
 
     /// Local (or UTC) broken-down time; throws when the year does not fit C's struct tm.
     static func civil(_ t: Int64, utc: Bool, timeZone tz: TimeZone) throws -> Civil {
         guard t > Int64.min / 2, t < Int64.max / 2 else { throw LuaScriptError("date result cannot be represented in this installation") }
         if utc { return try checked(civilUTC(t)) }
-        let off = offset(tz, at: t)
+        let rules = ZoneRules.of(tz)
+        let at = Double(zoneRange.contains(t) ? t : 0)
+        let off = Int64(rules.offset(at: at))
         var c = civilUTC(t + off)
-        let date = Date(timeIntervalSince1970: Double(zoneRange.contains(t) ? t : 0))
-        c.isdst = tz.isDaylightSavingTime(for: date)
+        c.isdst = rules.isDaylightSavingTime(at: at)
         c.gmtoff = off
-        c.zone = tz.identifier == "UTC" ? "UTC" : (tz.abbreviation(for: date) ?? "")
+        c.zone = rules.identifier == "UTC" ? "UTC" : (rules.abbreviation(at: at) ?? "")
         return try checked(c)
     }
 

@@ -37,14 +37,14 @@ public enum LocalTime {
         return c
     }
 
-    /// The UTC offset (seconds) in force at `t` in `tz`.
+    /// The UTC offset (seconds) in force at `t` in `tz` (from the zone's lock-free table, `ZoneRules`).
     public static func offset(at t: Double, _ tz: TimeZone) -> Double {
-        Double(tz.secondsFromGMT(for: Date(timeIntervalSince1970: t)))
+        Double(ZoneRules.of(tz).offset(at: t))
     }
 
     /// The next instant after `t` at which `tz`'s offset changes (a DST transition); +∞ when none.
     public static func nextTransition(after t: Double, _ tz: TimeZone) -> Double {
-        tz.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: t))?.timeIntervalSince1970 ?? .infinity
+        ZoneRules.of(tz).nextTransition(after: t) ?? .infinity
     }
 
     /// The instant of a wall time (seconds since 1970-01-01 00:00 as `tz`'s clock reads them):
@@ -83,6 +83,7 @@ public enum LocalTime {
     /// Start (UTC seconds) of the local day containing `t`; `t` itself outside `supportedInstants`.
     public static func startOfDay(_ t: Double, _ tz: TimeZone) -> Double {
         guard supportedInstants.contains(t) else { return t }
+        if let o = steadyOffset(around: t, tz) { return midnight(t, offset: o) }
         return calendar(tz).startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
     }
 
@@ -91,6 +92,9 @@ public enum LocalTime {
     /// `supportedInstants`.
     public static func time(onDayOf day: Double, hour: Int, minute: Int, _ tz: TimeZone) -> Double {
         guard supportedInstants.contains(day) else { return day }
+        if (0..<24).contains(hour), (0..<60).contains(minute), let o = steadyOffset(around: day, tz) {
+            return midnight(day, offset: o) + Double(hour * 3600 + minute * 60)
+        }
         let cal = calendar(tz)
         var comps = cal.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: day))
         comps.hour = hour
@@ -102,6 +106,7 @@ public enum LocalTime {
     /// The local day after the one containing `t` (its start); `t` itself outside `supportedInstants`.
     public static func nextDay(_ t: Double, _ tz: TimeZone) -> Double {
         guard supportedInstants.contains(t) else { return t }
+        if let o = steadyOffset(around: t, tz) { return midnight(t, offset: o) + 86_400 }
         let cal = calendar(tz)
         let start = cal.startOfDay(for: Date(timeIntervalSince1970: t))
         return cal.date(byAdding: .day, value: 1, to: start)?.timeIntervalSince1970 ?? start.timeIntervalSince1970 + 86_400
@@ -110,6 +115,10 @@ public enum LocalTime {
     /// "YYYY-MM-DD" of the local day containing `t`; the number itself (`"nan"`) outside `supportedInstants`.
     public static func dayLabel(_ t: Double, _ tz: TimeZone) -> String {
         guard supportedInstants.contains(t) else { return NumberText.plain(t) }
+        if let (days, _) = localDay(t, tz) {
+            let (y, m, d) = CivilDays.date(days)
+            return String(format: "%04d-%02d-%02d", y, m, d)
+        }
         let c = calendar(tz).dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: t))
         guard let y = c.year, let m = c.month, let d = c.day else { return NumberText.plain(t) }
         return String(format: "%04d-%02d-%02d", y, m, d)
@@ -118,9 +127,36 @@ public enum LocalTime {
     /// "YYYY-MM-DD HH:MM" local; the number itself (`"nan"`) outside `supportedInstants`.
     public static func minuteLabel(_ t: Double, _ tz: TimeZone) -> String {
         guard supportedInstants.contains(t) else { return NumberText.plain(t) }
+        if let (days, second) = localDay(t, tz) {
+            let (y, m, d) = CivilDays.date(days)
+            return String(format: "%04d-%02d-%02d %02d:%02d", y, m, d, second / 3600, second % 3600 / 60)
+        }
         let c = calendar(tz).dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: t))
         guard let y = c.year, let m = c.month, let d = c.day, let h = c.hour, let mi = c.minute else { return NumberText.plain(t) }
         return String(format: "%04d-%02d-%02d %02d:%02d", y, m, d, h, mi)
+    }
+
+    /// The UTC offset of `tz` when it holds from two days before `t` to three days after
+    /// (no transition near: day starts, the next day and times of day are then plain
+    /// arithmetic, and equal to the calendar's); nil near a transition or outside the zone's
+    /// table, where Foundation's calendar answers (it serialises callers, so it is asked only there).
+    private static func steadyOffset(around t: Double, _ tz: TimeZone) -> Double? {
+        ZoneRules.of(tz).uniformOffset(from: t - 2 * 86_400, to: t + 3 * 86_400).map(Double.init)
+    }
+
+    /// Local midnight starting the day that contains `t`, where the offset `o` holds throughout.
+    private static func midnight(_ t: Double, offset o: Double) -> Double {
+        ((t + o) / 86_400).rounded(.down) * 86_400 - o
+    }
+
+    /// The local civil day (days since 1970) and second of that day at `t`, from the zone's
+    /// lock-free table, where it covers `t` (`ZoneRules.covered`: 1900 to 2200); nil elsewhere,
+    /// where the labels ask Foundation's calendar (Julian dates before 1582, as it has them).
+    private static func localDay(_ t: Double, _ tz: TimeZone) -> (days: Int64, second: Int64)? {
+        guard ZoneRules.covered.contains(t) else { return nil }
+        let wall = Int64(t.rounded(.down)) + Int64(ZoneRules.of(tz).offset(at: t))
+        let days = CivilDays.floorDiv(wall, 86_400)
+        return (days, wall - days * 86_400)
     }
 
     /// Parses "YYYY-MM-DD" (local midnight in `tz`) or "YYYY-MM-DD HH:MM" / "YYYY-MM-DDTHH:MM[:SS]".
