@@ -108,7 +108,7 @@ public final class WorldExport {
 
 /// What `WorldExport.write` wrote.
 public struct ExportSummary: Sendable, Equatable {
-    /// Files written (streams and the manifest).
+    /// Stream files written (one per participant × device × sensor; `manifest.json` aside).
     public var files: Int
     /// Sample rows written, over every stream.
     public var rows: Int
