@@ -138,10 +138,4 @@ extension Study {
         }
         return diagnostics
     }
-
-    /// Every participant's run set up, nothing run (`StudySession.prepare`); a world that
-    /// cannot be made throws `StudyError` with the command line's message.
-    func prepareRuns(output: @escaping (String) -> Void = { _ in }) throws -> [ParticipantRun] {
-        do { return try StudySession(self).prepare(output: output) } catch { throw StudyError(StudySession.message(of: error)) }
-    }
 }

@@ -61,7 +61,7 @@ public final class StudyParticipantSession {
                           queuedEvents: run.loop.count)
     }
 
-    /// Every chart the participants opened with this one have drawn so far, in drawing order.
+    /// The charts drawn so far by every participant opened with this one, in drawing order.
     public var charts: [StudyChart] { run.report.charts.map(StudyChart.init) }
 
     /// Declares a study that entitles and describes every sensor, for experiments without
@@ -130,7 +130,7 @@ public struct ParticipantSensor: Sendable, Equatable {
     public var isRecording: Bool
     /// The kinds of device that have the sensor (`"phone"`, `"watch"`).
     public var deviceKinds: [String]
-    /// How often it produces samples, in words (`"50 Hz"`, `"one sample a day"`).
+    /// How often it produces samples, in words (`"1 Hz while the watch is worn"`).
     public var cadence: String
 }
 
@@ -140,7 +140,7 @@ public struct ParticipantStatus: Sendable, Equatable {
     public var participant: String
     /// The participant's virtual time (seconds since 1970).
     public var time: Double
-    /// The participant's devices, each as `model (productType)` (`"iPhone (iPhone15,2)"`).
+    /// The participant's devices, each as `model (productType)` (`"iPhone (iPhone17,1)"`).
     public var devices: [String]
     /// The sensors whose authorization was decided or that record, in catalogue order.
     public var sensors: [ParticipantSensor]

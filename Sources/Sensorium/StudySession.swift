@@ -109,6 +109,14 @@ final class StudySession {
     }
 }
 
+extension Study {
+    /// Every participant's run set up, nothing run (`StudySession.prepare`), for `check` and
+    /// `WorldExport`; a world that cannot be made throws `StudyError` with the command line's message.
+    func prepareRuns(output: @escaping (String) -> Void = { _ in }) throws -> [ParticipantRun] {
+        do { return try StudySession(self).prepare(output: output) } catch { throw StudyError(StudySession.message(of: error)) }
+    }
+}
+
 /// What the participants printed, gathered across the runner's callbacks.
 final class OutputCollector {
     var text = ""
