@@ -52,8 +52,10 @@ let package = Package(
         // The wiring: a scenario into a simulated world, a store into a replay, for the runtime.
         .target(name: "StudyWorlds", dependencies: ["StudyRuntime", "StudyReport", "LuaHost", "SensorKitModel", "Simulator", "StudyStore"]),
         // The embedding API: a protocol, a world (simulated, recorded, an embedder's data
-        // source) and a configuration in; tables, findings and output out.
-        .target(name: "Sensorium", dependencies: ["LuaHost", "SensorKitModel", "StudyReport", "StudyRuntime", "StudyWorlds"]),
+        // source) and a configuration in; tables, findings and output out; a protocol checked,
+        // participants opened for a prompt, a simulated world exported in the native format.
+        .target(name: "Sensorium", dependencies: ["LuaHost", "SensorKitModel", "Simulator", "Importers", "StudyReport", "StudyRuntime",
+                                                  "StudyWorlds"]),
         // The command line (`sensorium`) and its benchmarks. Named apart from the `Sensorium`
         // library so that the two folders differ also on a case-insensitive file system.
         .executableTarget(name: "SensoriumCLI", dependencies: [

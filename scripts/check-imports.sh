@@ -28,7 +28,7 @@ allowed() {
     StudyRuntime)   echo "$system LuaHost SensorKitModel StudyReport JSONText CStudyLua" ;;
     ApiReference)   echo "$system LuaHost SensorKitModel" ;;
     StudyWorlds)    echo "$system LuaHost SensorKitModel Simulator StudyStore StudyReport StudyRuntime" ;;
-    Sensorium)      echo "$system LuaHost SensorKitModel StudyReport StudyRuntime StudyWorlds" ;;
+    Sensorium)      echo "$system LuaHost SensorKitModel Simulator Importers StudyReport StudyRuntime StudyWorlds" ;;
     SensoriumCLI)   echo "$system ArgumentParser CEditLine CLua CLuaShim CIsal Sensorium LuaHost SensorKitModel Simulator StudyStore Importers StudyReport StudyRuntime ApiReference StudyWorlds JSONText" ;;
     *)              echo "?" ;;
   esac

@@ -75,6 +75,9 @@ public struct StudyConfiguration: Sendable {
     public var failFast = false
     /// Serve the stdlib from this folder instead of the built-in copy (development).
     public var stdlibFolder: String?
+    /// Run only this shard's participants (for a Slurm array); `StudyResult.write(to:)`
+    /// then also writes the shard file that `sensorium merge` joins.
+    public var shard: StudyShard?
 
     /// Every value its default (the scenario's, else Sensorium's).
     public init() {}
@@ -131,13 +134,43 @@ public struct Study: Sendable {
         extensions.append(setUp)
     }
 
-    /// Runs the study. What participants print reaches `output` as they print it (one job)
-    /// or participant by participant (several), and is also in the result. A participant
-    /// an error stops becomes a finding and the others run on (unless `failFast`).
-    /// Throws `StudyError` when the study cannot run: the world cannot be made (naming file
-    /// and field), the protocol's top level fails, or (`failFast`) a participant fails.
-    public func run(output: (@Sendable (String) -> Void)? = nil) throws -> StudyResult {
-        try StudySession(self).run(output: output)
+    /// Runs the study. What participants print reaches `output` on the calling thread, as
+    /// they print it (one job) or participant by participant (several), and is also in the
+    /// result. `announce` gets
+    /// what the world says about itself before any participant runs (a replay's span), and
+    /// `progress` (participants done, participants in all) follows each participant's output.
+    /// A participant an error stops becomes a finding and the others run on (unless
+    /// `failFast`). Throws `StudyError` when the study cannot run: the world cannot be made
+    /// (naming file and field), the protocol's top level fails, or (`failFast`) a participant fails.
+    public func run(output: ((String) -> Void)? = nil, announce: (([String]) -> Void)? = nil,
+                    progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> StudyResult {
+        let session = StudySession(self)
+        session.announce = announce
+        session.progress = progress
+        return try session.run(output: output)
+    }
+}
+
+/// One shard of a cohort, `index` of `count` (1-based): the `index`-th of `count` contiguous,
+/// near-equal slices of the participants, as `sensorium run --shard i/n` runs them (shards
+/// 1…n in order are the cohort).
+public struct StudyShard: Sendable, Equatable {
+    /// Which shard, from 1 to `count`.
+    public var index: Int
+    /// How many shards the cohort is cut into.
+    public var count: Int
+
+    /// Shard `index` of `count`; nil unless 1 ≤ index ≤ count.
+    public init?(index: Int, count: Int) {
+        guard count >= 1, index >= 1, index <= count else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    /// `"3/10"` as shard 3 of 10; nil for any other text.
+    public init?(parsing text: String) {
+        guard let shard = Shard(parsing: text) else { return nil }
+        self.init(index: shard.index, count: shard.count)
     }
 }
 

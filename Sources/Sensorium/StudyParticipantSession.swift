@@ -1,5 +1,6 @@
 import Foundation
 import LuaHost
+import SensorKitModel
 import StudyReport
 import StudyRuntime
 
@@ -8,9 +9,8 @@ import StudyRuntime
 /// in virtual time that moves only when asked. `Study.openParticipants` makes them; the
 /// command line's `repl` (and the Jupyter kernel behind `repl --machine`) are built on it.
 public final class StudyParticipantSession {
-    /// The runtime's participant behind the session, for the command line's REPL (the
-    /// model, clock and event loop its `:status` and `:sensors` read).
-    @_spi(CommandLine) public let run: ParticipantRun
+    /// The runtime's participant behind the session: Lua state, model, clock, event loop.
+    let run: ParticipantRun
     /// Where every participant of the study reports (the rows of all of them).
     let book: ReportBook
 
@@ -36,6 +36,39 @@ public final class StudyParticipantSession {
     public var start: Double { run.settings.start }
     /// The end of the study's last day (seconds since 1970); `advance` may go past it.
     public var end: Double { run.settings.end }
+    /// The study's length in days.
+    public var days: Int { run.settings.days }
+    /// The participant's SensorKit time now (`SRAbsoluteTime`: seconds since the device's
+    /// boot reference, not wall time).
+    public var absoluteTime: Double { run.model.clock.current().rawValue }
+
+    /// Every sensor of the catalogue, in catalogue order, with this participant's
+    /// authorization and recording now (what the REPL's `:sensors` lists).
+    public var sensors: [ParticipantSensor] {
+        Sensor.allCases.map { s in
+            ParticipantSensor(name: s.rawValue, authorization: run.model.status(s).name,
+                              isRecording: run.model.recording.isActive(s, at: run.clock.now),
+                              deviceKinds: s.info.deviceKinds.map(\.rawValue), cadence: s.info.cadence.summary)
+        }
+    }
+
+    /// The participant now: devices, the sensors authorization was decided for or that
+    /// record, and the events queued (what the REPL's `:status` shows).
+    public var status: ParticipantStatus {
+        ParticipantStatus(participant: id, time: now,
+                          devices: run.source.devices(participant: id).map { "\($0.model) (\($0.productType))" },
+                          sensors: sensors.filter { $0.authorization != SRAuthorizationStatus.notDetermined.name || $0.isRecording },
+                          queuedEvents: run.loop.count)
+    }
+
+    /// The charts drawn so far by every participant opened with this one, in drawing order.
+    public var charts: [StudyChart] { run.report.charts.map(StudyChart.init) }
+
+    /// Declares a study that entitles and describes every sensor, for experiments without
+    /// a protocol (the REPL without one); a `study{}` run afterwards replaces it.
+    public func allowEverySensor() {
+        run.model.study = .permissive
+    }
 
     /// Runs the protocol's top level (its declarations, readers, schedules), then what it
     /// queued for now. Throws `StudyError` with the message `sensorium run` prints.
@@ -85,4 +118,45 @@ extension Study {
         guard let book = session.runner?.report else { return [] }
         return runs.map { StudyParticipantSession(run: $0, book: book) }
     }
+}
+
+/// One sensor of the catalogue as a participant has it now.
+public struct ParticipantSensor: Sendable, Equatable {
+    /// The sensor's name (`"ambientLightSensor"`).
+    public var name: String
+    /// `"notDetermined"`, `"authorized"` or `"denied"`.
+    public var authorization: String
+    /// Whether the sensor records now (some reader started recording and has not stopped).
+    public var isRecording: Bool
+    /// The kinds of device that have the sensor (`"phone"`, `"watch"`).
+    public var deviceKinds: [String]
+    /// How often it produces samples, in words (`"1 Hz while the watch is worn"`).
+    public var cadence: String
+}
+
+/// A participant's state at one instant: what the REPL's `:status` prints.
+public struct ParticipantStatus: Sendable, Equatable {
+    /// The participant's id.
+    public var participant: String
+    /// The participant's virtual time (seconds since 1970).
+    public var time: Double
+    /// The participant's devices, each as `model (productType)` (`"iPhone (iPhone17,1)"`).
+    public var devices: [String]
+    /// The sensors whose authorization was decided or that record, in catalogue order.
+    public var sensors: [ParticipantSensor]
+    /// Events waiting in the participant's virtual time (schedules, deliveries).
+    public var queuedEvents: Int
+}
+
+/// A chart a protocol drew (`plot.*`); equal when their data are.
+public struct StudyChart: Sendable, Equatable {
+    /// The chart as the report holds it.
+    let chart: Chart
+
+    init(_ chart: Chart) { self.chart = chart }
+
+    /// The chart's name (`StudyResult.write(to:)` writes it as an SVG file named after it).
+    public var name: String { chart.name }
+    /// The chart as a standalone SVG document (rendered when asked for).
+    public var svg: String { ChartSVG.render(chart) }
 }

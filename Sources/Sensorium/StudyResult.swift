@@ -19,17 +19,24 @@ public struct StudyResult {
     public var participants: [String]
     /// The run's report book (`write(to:)`, `reportText`).
     let book: ReportBook
+    /// Participants an error stopped, each as the command line prints it (participant,
+    /// time, the error with its traceback); they are also among `findings`.
+    public var failures: [String]
     /// What the run report says about the run (for `htmlReport`).
     let pageFacts: RunReportPage.Facts
+    /// A sharded run's shard file, written by `write(to:)`.
+    let shardFile: ShardFile?
 
-    init(output: String, runner: StudyRunner) {
+    init(output: String, runner: StudyRunner, shardFile: ShardFile?) {
         self.output = output
         book = runner.report
         tables = runner.report.tables.map { ResultTable($0, book: runner.report) }
         findings = runner.findings.map(StudyFinding.init)
         warnings = runner.warnings
         participants = runner.participantIDs
+        failures = runner.failures.map(\.description)
         pageFacts = runner.pageFacts
+        self.shardFile = shardFile
     }
 
     /// The HTML run report (`index.html` of `sensorium run --out`), rendered when asked for.
@@ -42,11 +49,13 @@ public struct StudyResult {
     public var reportText: String { book.renderText() }
 
     /// Writes what `sensorium run --out FOLDER` writes: each table as CSV and JSON, each
-    /// chart as SVG, and `index.html`. Creates the folder.
+    /// chart as SVG, and `index.html`; for a shard (`StudyConfiguration.shard`) also the
+    /// shard file `sensorium merge` reads. Creates the folder.
     public func write(to folder: String) throws {
         let url = URL(fileURLWithPath: folder)
         try book.write(to: url)
         try Data(htmlReport.utf8).write(to: url.appendingPathComponent("index.html"), options: .atomic)
+        try shardFile?.write(to: url)
     }
 }
 

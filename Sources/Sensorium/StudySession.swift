@@ -4,23 +4,22 @@ import StudyRuntime
 import StudyWorlds
 import StudyReport
 
-/// One run of a `Study`: its options for the runtime and the runner. Embedders use
-/// `Study.run`; the command line reaches the extras it needs (announcements, progress,
-/// shards, the report book for `--out` and merge files) through `@_spi(CommandLine)`.
-@_spi(CommandLine)
-public final class StudySession {
-    /// The runtime's options, made from the study (the command line adds `shard`).
-    public var options: StudyOptions
+/// One run of a `Study`: its options for the runtime and the runner. Internal: embedders
+/// and the command line use `Study.run`, `Study.check`, `Study.openParticipants` and
+/// `WorldExport`, which are built on it.
+final class StudySession {
+    /// The runtime's options, made from the study.
+    var options: StudyOptions
     let planner: any CohortPlanner
-    /// The runner, once `run` has started.
-    public private(set) var runner: StudyRunner?
+    /// The runner, once `run` or `prepare` has started.
+    private(set) var runner: StudyRunner?
     /// Called with the plan's announcements (a replay's span) before any participant runs.
-    public var announce: (([String]) -> Void)?
+    var announce: (([String]) -> Void)?
     /// Called after each participant's output: (done, total).
-    public var progress: ((Int, Int) -> Void)?
+    var progress: ((Int, Int) -> Void)?
 
     /// The session of `study`: its protocol, world and configuration as runtime options.
-    public init(_ study: Study) {
+    init(_ study: Study) {
         let p = study.protocol
         var options = StudyOptions(protocolPath: p.path, scenarioPath: nil, moduleDirectories: p.moduleDirectories)
         options.protocolSource = p.source
@@ -36,6 +35,7 @@ public final class StudySession {
         options.jobs = max(1, c.jobs)
         options.failFast = c.failFast
         options.stdlibFolder = c.stdlibFolder
+        options.shard = c.shard.map { Shard(index: $0.index, count: $0.count) }
         switch study.world {
         case .simulated(let scenario):
             options.scenarioPath = scenario ?? p.scenario
@@ -53,7 +53,7 @@ public final class StudySession {
 
     /// Runs the study (see `Study.run`). Errors that stop the whole run come back as
     /// `StudyError`, with the message the command line prints.
-    public func run(output: ((String) -> Void)?) throws -> StudyResult {
+    func run(output: ((String) -> Void)?) throws -> StudyResult {
         let runner = StudyRunner(options: options, planner: planner)
         self.runner = runner
         runner.announce = announce
@@ -69,7 +69,7 @@ public final class StudySession {
         } catch {
             throw StudyError(StudySession.message(of: error))
         }
-        return StudyResult(output: collected.text, runner: runner)
+        return StudyResult(output: collected.text, runner: runner, shardFile: shardFile(runner, output: collected.text))
     }
 
     /// Every participant's run set up and nothing run yet — each a Lua state with the study
@@ -78,16 +78,23 @@ public final class StudySession {
     /// `repl --machine`, the kernel's), `check`, `luals`, `export` and the benchmarks. The
     /// runner behind them is `runner` afterwards (its report book gathers their rows).
     /// What they print goes to `output`. Throws what the runtime throws (`ScenarioError`,
-    /// `RunError`, `LuaError`, …), for each command's own message.
-    ///
-    /// `@_spi(CommandLine)` with the session: these handles are the runtime's own types,
-    /// which an embedder does not see; `Study.run` is the embedder's way.
-    public func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
+    /// `RunError`, `LuaError`, …); `message(of:)` makes the command line's message.
+    /// Internal: these handles are the runtime's own types, which no public signature shows.
+    func prepare(output: @escaping (String) -> Void) throws -> [ParticipantRun] {
         let runner = StudyRunner(options: options, planner: planner)
         self.runner = runner
         runner.announce = announce
         runner.progress = progress
         return try runner.prepare(output: output)
+    }
+
+    /// The shard file of a sharded run (`--shard`), which `StudyResult.write(to:)` writes
+    /// beside the report for `sensorium merge`; nil when the run is not a shard.
+    private func shardFile(_ runner: StudyRunner, output: String) -> ShardFile? {
+        guard let shard = options.shard else { return nil }
+        return ShardFile(fingerprint: Fingerprint(options: options, shardCount: shard.count), shard: shard,
+                         participants: runner.participantIDs, output: output, report: runner.report,
+                         findings: runner.findings, page: runner.pageFacts)
     }
 
     /// An error that stopped the run as the command line prints it.
@@ -99,6 +106,14 @@ public final class StudySession {
         case let e as ReportError: e.message
         default: "\(error)"
         }
+    }
+}
+
+extension Study {
+    /// Every participant's run set up, nothing run (`StudySession.prepare`), for `check` and
+    /// `WorldExport`; a world that cannot be made throws `StudyError` with the command line's message.
+    func prepareRuns(output: @escaping (String) -> Void = { _ in }) throws -> [ParticipantRun] {
+        do { return try StudySession(self).prepare(output: output) } catch { throw StudyError(StudySession.message(of: error)) }
     }
 }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 @_spi(Bindings) import LuaHost
-@_spi(CommandLine) import Sensorium
 import StudyStore
 import SensorKitModel
 import StudyRuntime
@@ -60,8 +59,7 @@ struct BenchStudy: ParsableCommand {
         defer { if keep == nil { try? FileManager.default.removeItem(at: dir) } }
         if keep != nil { for f in ["week.sqlite", "week.sqlite-wal", "week.sqlite-shm"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(f)) } }
 
-        let study = try BenchStudy.protocolStudy(days: days, recording: nil, folder: protocolFolder)
-        guard let sim = try StudySession(study).prepare(output: { _ in }).first else { return }
+        guard let sim = try BenchStudy.protocolRun(days: days, recording: nil, folder: protocolFolder) else { return }
         try sim.runTopLevel()
         let start = sim.settings.start, end = start + Double(days) * 86_400
         try sim.drain(until: end + 86_400 + 3_600)
@@ -130,25 +128,27 @@ struct BenchStudy: ParsableCommand {
         if !agree { throw ExitCode(1) }
     }
 
-    /// The benchmark protocol as a study over `recording` (nil: the simulator).
-    static func protocolStudy(days: Int, recording: String?, folder: String) throws -> Study {
+    /// The benchmark protocol's one participant, set up and not started: simulated for
+    /// `days` + 2 days, or replayed from the store at `recording`. The benchmark measures the
+    /// runtime itself (its fetch plans beside a reference loop, a store filled from its
+    /// source), so it drives the runtime's `StudyRunner` directly rather than through the
+    /// embedding API, which hides those types.
+    static func protocolRun(days: Int, recording: String?, folder: String) throws -> ParticipantRun? {
         let protocolPath = folder + "/protocol.lua"
         guard FileManager.default.fileExists(atPath: protocolPath) else {
             throw CommandError("missing \(protocolPath): run `sensorium bench study` from the project's folder (the checkout's top), "
                                + "or give --protocol-folder (the checkout's bench/study)")
         }
-        var configuration = StudyConfiguration()
-        configuration.stdlibFolder = stdlibOverride()
-        configuration.memoryLimitBytes = 256 << 20
-        configuration.timeLimitMilliseconds = 0
-        configuration.instructionBudget = 0
-        let scenario = folder + "/scenario.lua"
-        if recording == nil {
-            configuration.participants = 1
-            configuration.days = days + 2
+        var options = StudyOptions(protocolPath: protocolPath, scenarioPath: folder + "/scenario.lua", moduleDirectories: [folder])
+        options.stdlibFolder = stdlibOverride()
+        options.limits = LuaLimits(memoryBytes: 256 << 20, timeLimitMilliseconds: 0, instructionBudget: 0)
+        if let recording {
+            options.recordingPath = recording
+        } else {
+            options.participants = 1
+            options.days = days + 2
         }
-        let world: StudyWorld = recording.map { .recorded(store: $0, participant: nil, scenario: scenario) } ?? .simulated(scenario: scenario)
-        return Study(.file(protocolPath, moduleDirectories: [folder]), world: world, configuration: configuration)
+        return try StudyRunner(options: options, planner: WorldPlanner()).prepare(output: { _ in }).first
     }
 
     /// `sensorium bench study --replay-store PATH --replay-window FROM,TO`, run as a child:
@@ -174,8 +174,9 @@ struct BenchStudy: ParsableCommand {
         guard let workload = Workload(rawValue: replayWorkload) else {
             throw ValidationError("--replay-workload must be one of: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard let replay = try StudySession(BenchStudy.protocolStudy(days: days, recording: store, folder: protocolFolder))
-            .prepare(output: { _ in }).first else { throw CommandError("the store \(store) has no participant") }
+        guard let replay = try BenchStudy.protocolRun(days: days, recording: store, folder: protocolFolder) else {
+            throw CommandError("the store \(store) has no participant")
+        }
         try replay.runTopLevel()
         try replay.drain(until: window[1] + 86_400 + 3_600)
         // The whole process's peak (set-up included), as `run --recording` would have.

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
-@_spi(CommandLine) import Sensorium
+import Sensorium
 import SensorKitModel
-import StudyRuntime
 import StudyReport
 
 struct CheckCommand: ParsableCommand {
@@ -19,49 +18,17 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         let script = try resolveScript(path)
-        let dirs = moduleDirectories(of: script)
         var configuration = StudyConfiguration()
         configuration.stdlibFolder = stdlibOverride()
-        configuration.participants = 1
-        configuration.days = 1
-        // No scenario: one default participant for one day; the protocol's top level only.
-        let session = StudySession(Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: nil), configuration: configuration))
-        let discard: (String) -> Void = { _ in }
-        guard let participant = try session.prepare(output: discard).first else { return }
-        var diagnostics: [Diagnostic] = []
-        participant.refusesUnknownStudyNames = false   // reported below with every other problem
-        do {
-            try participant.runTopLevel()
-        } catch let e as RunError {
-            printError("\(script): the protocol's top level failed, so the check may be incomplete:\n" + e.error.report())
+        let check = try Study(.file(script, moduleDirectories: moduleDirectories(of: script)), configuration: configuration)
+            .check(strictPrivacyPolicy: strict)
+        if let failure = check.topLevelError {
+            printError("\(script): the protocol's top level failed, so the check may be incomplete:\n" + failure)
         }
-        guard let manifest = participant.manifest else {
-            print("\(script): error[missing-study]: no study{} declaration; "
-                  + StudyManifest.missingStudyAdvice(for: participant.usedSensors.keys.sorted { $0.rawValue < $1.rawValue }))
-            throw ExitCode(1)
-        }
-        diagnostics = manifest.validate(strictPrivacyPolicy: strict)
-        let resolved = manifest.resolved()
-        for (sensor, usage) in participant.usedSensors.sorted(by: { $0.key < $1.key }) {
-            if !resolved.entitledSensors.contains(sensor) {
-                diagnostics.append(Diagnostic(.error, "used-without-entitlement",
-                                              "\(usage)(\"\(sensor.rawValue)\") is used, but the study's entitlements do not include '\(sensor.info.entitlement)': SensorKit answers invalidEntitlement (0)",
-                                              sensor: sensor, key: "entitlements", suggestion: sensor.info.entitlement, errorCode: .invalidEntitlement))
-            }
-            if resolved.usageDetails[sensor] == nil && resolved.detailProblems[sensor] == nil {
-                diagnostics.append(Diagnostic(.error, "used-without-usage-detail",
-                                              "\(usage)(\"\(sensor.rawValue)\") is used, but `sensors` has no usage detail for it (NSSensorKitUsageDetail → \(sensor.info.usageKey))",
-                                              sensor: sensor, key: "sensors.\(sensor.rawValue)", errorCode: .invalidInfoPlist))
-            }
-        }
-        var seen = Set<String>()
-        diagnostics = diagnostics.filter { seen.insert($0.description).inserted }
-        let source = ManifestDiagnostics.sourceLines(script)
-        for d in diagnostics { print(ManifestDiagnostics.text(d, script: script, source: source)) }
-        let errors = diagnostics.filter { $0.severity == .error }.count
-        let warnings = diagnostics.count - errors
-        print("\(script): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
-        if errors > 0 { throw ExitCode(1) }
+        for d in check.diagnostics { print(d.description) }
+        guard check.declaresStudy else { throw ExitCode(1) }
+        print(check.summary)
+        if check.errorCount > 0 { throw ExitCode(1) }
     }
 }
 

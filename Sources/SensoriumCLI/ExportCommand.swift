@@ -1,11 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(CommandLine) import Sensorium
-import Simulator
-import Importers
-import SensorKitModel
-import StudyRuntime
-import StudyWorlds
+import Sensorium
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,85 +26,43 @@ struct ExportCommand: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        // The runner reads the scenario exactly as `run` does; no protocol is executed.
-        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-export-\(getpid()).lua")
-        try "-- export\n".write(to: tmp, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: tmp) }
+        // The world exactly as `run` reads it; no protocol is executed.
         var configuration = StudyConfiguration()
         world.apply(to: &configuration)
         configuration.seed = seed
-        let session = StudySession(Study(.file(tmp.path, moduleDirectories: []), world: .simulated(scenario: world.scenario),
-                                         configuration: configuration))
-        let runs: [ParticipantRun]
+        let export: WorldExport
         do {
-            runs = try session.prepare(output: { _ in })
-        } catch let e as ScenarioError {
-            printError(e.description)
+            export = try WorldExport(scenario: world.scenario, configuration: configuration)
+        } catch let e as StudyError {
+            printError(e.message)
             throw ExitCode(1)
         }
-        guard let first = runs.first else { throw CommandError("the scenario has no participants") }
-        let spanStart = first.settings.start, spanEnd = first.settings.end
-        var sensors = SimulatedSource.implementedSensors
+        guard !export.participants.isEmpty else { throw CommandError("the scenario has no participants") }
         if let list = self.sensors {
-            sensors = []
-            for name in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                switch SensorCatalogue.sensor(named: name) {
-                case .success(let s): sensors.append(s)
-                case .failure(let e): throw ValidationError("--sensors: \(e)")
-                }
+            do {
+                try export.select(sensors: list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            } catch let e as StudyError {
+                throw ValidationError("--sensors: \(e.message)")
             }
         }
-        var people: [NativeFormat.Study.Participant] = []
-        for run in runs {
-            let setup = run.setup
-            var auth: [AuthorizationChange] = []
-            // The consent sheet answered at the start, then the scenario's revocations and grants.
-            for s in sensors {
-                switch setup.consent.answer(forGroup: s.authorizationGroup) {
-                case .allow: auth.append(AuthorizationChange(sensor: s, at: spanStart, status: .authorized))
-                case .deny, .dontEnroll: auth.append(AuthorizationChange(sensor: s, at: spanStart, status: .denied))
-                case .cancel: break
-                }
-            }
-            var deletions: [DeletionEvent] = []
-            for e in setup.events {
-                switch e {
-                case .revoke(let s, let at):
-                    for g in s.authorizationGroup where sensors.contains(g) { auth.append(AuthorizationChange(sensor: g, at: at, status: .denied)) }
-                case .grant(let s, let at):
-                    for g in s.authorizationGroup where sensors.contains(g) { auth.append(AuthorizationChange(sensor: g, at: at, status: .authorized)) }
-                case .delete(let s, let from, let to, let at):
-                    deletions.append(DeletionEvent(sensor: s, range: TimeRange(after: from, through: to), at: at))
-                default: break
-                }
-            }
-            auth.sort { ($0.at, $0.sensor.rawValue) < ($1.at, $1.sensor.rawValue) }
-            people.append(.init(id: setup.id, timeZone: setup.timeZone.identifier, authorization: auth, deletions: deletions))
-        }
-        let study = NativeFormat.Study(start: spanStart, end: spanEnd, participants: people, sensors: sensors)
         let target = URL(fileURLWithPath: into)
-        let estimate = ExportCommand.estimatedBytes(sensors: sensors, participants: runs.count, days: first.settings.days)
+        let estimate = export.estimatedBytes
         let free = ExportCommand.freeBytes(near: target)
-        printError("export: up to about \(ExportCommand.size(estimate)) for \(runs.count) participant(s) × \(first.settings.days) day(s) × \(sensors.count) sensor(s)"
+        let participants = export.participants.count, days = export.days
+        printError("export: up to about \(ExportCommand.size(estimate)) for \(participants) participant(s) × \(days) day(s) × \(export.sensors.count) sensor(s)"
                    + (free.map { " (\(ExportCommand.size($0)) free)" } ?? "")
-                   + (sensors.contains(.accelerometer) || sensors.contains(.rotationRate) ? "; the 50 Hz motion sensors are most of it (--sensors picks fewer)" : ""))
+                   + (export.sensors.contains("accelerometer") || export.sensors.contains("rotationRate") ? "; the 50 Hz motion sensors are most of it (--sensors picks fewer)" : ""))
         if let free, estimate > free {
             printError("export: not started: \(into) has \(ExportCommand.size(free)) free, the export needs about \(ExportCommand.size(estimate)); choose fewer --sensors, --days or --participants")
             throw ExitCode(1)
         }
         let existed = FileManager.default.fileExists(atPath: target.path)
         let began = DispatchTime.now().uptimeNanoseconds
-        // One step per participant × device × sensor stream, as the exporter visits them.
-        let total = runs.reduce(0) { n, run in
-            n + first.source.devices(participant: run.setup.id).reduce(0) { m, d in m + sensors.filter { $0.deviceKinds.contains(d.kind) }.count }
-        }
         // Streams are written on several threads: the bar and the list of files written are kept under a lock.
-        let progress = StreamProgress(bar: ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet)), total: total)
-        let stats: NativeFormat.ExportStats
+        let progress = StreamProgress(bar: ProgressBar(unit: "streams", enabled: CohortOptions.showProgress(quiet: quiet)), total: export.streamCount)
+        let summary: ExportSummary
         do {
-            stats = try NativeFormat.export(study, source: first.source, to: target) { file in
-                progress.step(file)
-            }
+            summary = try export.write(to: into) { file in progress.step(file) }
         } catch {
             progress.bar.finish()
             let written = progress.files
@@ -125,19 +78,8 @@ struct ExportCommand: ParsableCommand {
         }
         progress.bar.finish()
         print(String(format: "exported %d participant(s), %d day(s): %d files, %d rows in %.1f s to %@",
-                     runs.count, first.settings.days, stats.files, stats.rows,
+                     participants, days, summary.files, summary.rows,
                      Double(DispatchTime.now().uptimeNanoseconds - began) / 1e9, into))
-    }
-
-    /// An upper estimate of an export's size: every continuous stream at its nominal rate on
-    /// every device kind that records it, about 12 bytes per column and 40 per row.
-    static func estimatedBytes(sensors: [Sensor], participants: Int, days: Int) -> Int64 {
-        var perDay = 0.0
-        for s in sensors {
-            let rows = s.info.cadence.nominalPeriod.map { 86_400 / max($0, 0.001) } ?? 200
-            perDay += rows * Double(s.deviceKinds.count) * (40 + 12 * Double(s.info.columnFields.count))
-        }
-        return Int64(min(perDay * Double(participants) * Double(days), 9e18))
     }
 
     /// Free bytes on the file system holding `url` (or its nearest existing parent).

@@ -1,7 +1,7 @@
 import Foundation
 import JSONText
 @_spi(Bindings) import LuaHost
-import StudyRuntime
+import Sensorium
 import StudyReport
 import ApiReference
 
@@ -23,7 +23,7 @@ final class MachineSession {
     let world: ReplWorld
     let output: OutputBuffer
     /// The charts as last sent: a chart is sent again only when a cell changed it.
-    private var shown: [Chart] = []
+    private var shown: [StudyChart] = []
 
     init(world: ReplWorld, output: OutputBuffer) {
         self.world = world
@@ -92,7 +92,7 @@ final class MachineSession {
         }
         runChunk()
         answer["stdout"] = output.take()
-        answer["svgs"] = newCharts().map { ChartSVG.render($0) }
+        answer["svgs"] = newCharts().map(\.svg)
         if let failure {
             let lines = failure.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             answer["error"] = ["message": lines.first ?? failure, "traceback": lines]
@@ -131,8 +131,8 @@ final class MachineSession {
     }
 
     /// The charts drawn or extended since the last answer, in drawing order.
-    func newCharts() -> [Chart] {
-        let charts = world.current.report.charts
+    func newCharts() -> [StudyChart] {
+        let charts = world.current.charts
         let changed = charts.filter { !shown.contains($0) }
         shown = charts
         return changed

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
 @_spi(Bindings) import LuaHost
-@_spi(CommandLine) import Sensorium
-import StudyRuntime
+import Sensorium
 import ApiReference
 
 /// `sensorium luals [DIR]`: definition files for the Lua language server (VS Code's and
@@ -33,11 +32,13 @@ struct LualsCommand: ParsableCommand {
         configuration.participants = 1
         configuration.days = 1
         // No protocol and no scenario: a fresh participant's state, whose API is described.
-        let session = StudySession(Study(.file("", moduleDirectories: []), world: .simulated(scenario: nil), configuration: configuration))
+        let study = Study(.file("", moduleDirectories: []), world: .simulated(scenario: nil), configuration: configuration)
         let output = OutputBuffer()
-        guard let run = try session.prepare(output: { output.write($0) }).first else { throw CommandError("luals: no participant state") }
-        let api = try apiDescription(of: run.state)
-        let globals = run.state.tableKeys(atGlobalPath: []).filter { !$0.hasPrefix("_") || $0 == "_G" || $0 == "_VERSION" }
+        guard let participant = try study.openParticipants(output: { output.write($0) }).first else {
+            throw CommandError("luals: no participant state")
+        }
+        let api = try apiDescription(of: participant.state)
+        let globals = participant.state.tableKeys(atGlobalPath: []).filter { !$0.hasPrefix("_") || $0 == "_G" || $0 == "_VERSION" }
         let root = URL(fileURLWithPath: dir)
         for file in LuaLSDefinitions.files(api, globals: globals) {
             let url = root.appendingPathComponent(file.path)

@@ -38,6 +38,6 @@ struct MergeCommand: ParsableCommand {
             try Data(RunReportPage(book: merge.report, facts: page).render().utf8)
                 .write(to: URL(fileURLWithPath: into).appendingPathComponent("index.html"), options: .atomic)
         }
-        try reportFindings(merge.findings)
+        try reportFindings(merge.findings.map { ($0.participant, $0.isStoppedRun, $0.description) })
     }
 }

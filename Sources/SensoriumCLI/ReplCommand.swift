@@ -2,10 +2,8 @@ import ArgumentParser
 import CEditLine
 import Foundation
 @_spi(Bindings) import LuaHost
-@_spi(CommandLine) import Sensorium
+import Sensorium
 import SensorKitModel
-import StudyRuntime
-import StudyWorlds
 import StudyReport
 import ApiReference
 
@@ -66,7 +64,7 @@ struct ReplCommand: ParsableCommand {
         let session = ReplSession(world: world, output: output)
         let interactive = isatty(STDIN_FILENO) != 0
         if interactive {
-            output.write("Sensorium REPL (Lua 5.4) in a simulated world: \(world.current.setup.id), \(world.nowText). :help for help, Ctrl-D to leave.\n")
+            output.write("Sensorium REPL (Lua 5.4) in a simulated world: \(world.current.id), \(world.nowText). :help for help, Ctrl-D to leave.\n")
             output.flush()
             session.runInteractive(historyPath: history ?? (NSHomeDirectory() + "/.sensorium_history"))
         } else {
@@ -82,21 +80,22 @@ struct ReplCommand: ParsableCommand {
     }
 }
 
+/// An error as the REPL prints it: the embedding API's `StudyError` is already the
+/// command line's message (a Lua error with its traceback).
 func describe(_ error: Error) -> String {
     switch error {
-    case let e as RunError: e.description
+    case let e as StudyError: e.message
     case let e as LuaError: e.report()
     default: String(describing: error)
     }
 }
 
-/// The simulated world behind the REPL: every participant's run, one of them current.
+/// The simulated world behind the REPL: every participant opened (`Study.openParticipants`),
+/// one of them current.
 final class ReplWorld {
     /// Every participant, opened; they report into one book.
     let participants: [StudyParticipantSession]
-    /// The participants' runtime runs (model, clock, event loop), in the same order.
-    let runs: [ParticipantRun]
-    var current: ParticipantRun
+    var current: StudyParticipantSession
     var repls: [String: LuaRepl] = [:]
     let output: OutputBuffer
     /// The API the prompt completes and `:help` describes (read from the first participant's state).
@@ -105,27 +104,29 @@ final class ReplWorld {
     init(study: Study, output: OutputBuffer, loadProtocol: Bool) throws {
         self.output = output
         participants = try study.openParticipants { output.write($0) }
-        runs = participants.map(\.run)
-        guard let first = runs.first else { throw CommandError("the scenario has no participants") }
+        guard let first = participants.first else { throw CommandError("the scenario has no participants") }
         current = first
-        for run in runs {
-            repls[run.setup.id] = LuaRepl(state: run.state)
-            // Without a protocol there is no study{}: entitle and describe every sensor so
-            // that experiments work at once (a study{} typed at the prompt replaces it).
-            if !loadProtocol { run.model.study = .permissive }
-            if loadProtocol { try run.runTopLevel() }
-            try run.drain(until: run.clock.now)
+        for participant in participants {
+            repls[participant.id] = LuaRepl(state: participant.state)
+            if loadProtocol {
+                try participant.runProtocol()
+            } else {
+                // Without a protocol there is no study{}: entitle and describe every sensor so
+                // that experiments work at once (a study{} typed at the prompt replaces it).
+                participant.allowEverySensor()
+                try participant.advance(to: participant.now)
+            }
         }
         description = try apiDescription(of: first.state)
     }
 
-    var repl: LuaRepl { repls[current.setup.id]! }
+    var repl: LuaRepl { repls[current.id]! }
 
     var nowText: String {
-        let run = current
-        let day = Int(((run.clock.now - run.settings.start) / 86_400).rounded(.down)) + 1
-        let past = run.clock.now > run.settings.end ? ", after the study's end" : ""
-        return "\(LocalTime.minuteLabel(run.clock.now, run.clock.timeZone)) \(run.clock.timeZone.identifier) (study day \(day)\(past)), SR \(ReportBook.format(.double(run.model.clock.current().rawValue)))"
+        let p = current
+        let day = Int(((p.now - p.start) / 86_400).rounded(.down)) + 1
+        let past = p.now > p.end ? ", after the study's end" : ""
+        return "\(LocalTime.minuteLabel(p.now, p.timeZone)) \(p.timeZone.identifier) (study day \(day)\(past)), SR \(ReportBook.format(.double(p.absoluteTime)))"
     }
 
     static let advanceUsage = """
@@ -138,9 +139,8 @@ final class ReplWorld {
     /// next such clock time), `today HH:MM`, `tomorrow HH:MM`, `day N [HH:MM]`, or a date
     /// `YYYY-MM-DD [HH:MM]`. Nil when the words are none of these.
     func target(_ words: [String]) -> Double? {
-        let run = current
-        let tz = run.clock.timeZone
-        let now = run.clock.now
+        let tz = current.timeZone
+        let now = current.now
         func clock(_ text: String) -> (Int, Int)? {
             let hm = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
             guard hm.count == 2, let h = hm[0], let m = hm[1], (0..<24).contains(h), (0..<60).contains(m) else { return nil }
@@ -161,25 +161,25 @@ final class ReplWorld {
             let today = LocalTime.time(onDayOf: now, hour: h, minute: m, tz)
             return today > now ? today : LocalTime.time(onDayOf: LocalTime.nextDay(now, tz), hour: h, minute: m, tz)
         default:
-            return LocalTime.parse(words.joined(separator: " "), tz, studyStart: run.settings.start)
+            return LocalTime.parse(words.joined(separator: " "), tz, studyStart: current.start)
         }
     }
 
     /// Runs the current participant's world to `end`; says so when that passes the study's end.
     func advance(to end: Double) throws -> String {
-        let run = current
-        let before = run.clock.now
-        try run.drain(until: end)
+        let p = current
+        let before = p.now
+        try p.advance(to: end)
         var text = nowText
-        if before <= run.settings.end && end > run.settings.end {
-            text += "\nnote: this passed the study's end (\(LocalTime.minuteLabel(run.settings.end, run.clock.timeZone)), "
-                + "after \(run.settings.days) day\(run.settings.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there"
+        if before <= p.end && end > p.end {
+            text += "\nnote: this passed the study's end (\(LocalTime.minuteLabel(p.end, p.timeZone)), "
+                + "after \(p.days) day\(p.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there"
         }
         return text
     }
 
     /// Delivers what the last chunk queued for now (delegate callbacks run after the code returns).
-    func settle() throws { try current.drain(until: current.clock.now) }
+    func settle() throws { try current.advance(to: current.now) }
 
     func command(_ words: [String]) throws -> String? {
         switch words.first ?? "" {
@@ -188,40 +188,38 @@ final class ReplWorld {
         case "advance":
             if words.count >= 3, words[1] == "to" {
                 guard let end = target(Array(words.dropFirst(2))) else { return ReplWorld.advanceUsage }
-                guard end >= current.clock.now else {
+                guard end >= current.now else {
                     return "\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward"
                 }
                 return try advance(to: end)
             }
             guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { return ReplWorld.advanceUsage }
-            return try advance(to: current.clock.now + d)
+            return try advance(to: current.now + d)
         case "participant", "p":
-            guard words.count == 2 else { return "participants: " + runs.map(\.setup.id).joined(separator: ", ") + " (current: \(current.setup.id))" }
-            guard let run = runs.first(where: { $0.setup.id == words[1] }) else {
-                return "no participant '\(words[1])' (participants: \(runs.map(\.setup.id).joined(separator: ", ")))"
+            let ids = participants.map(\.id)
+            guard words.count == 2 else { return "participants: " + ids.joined(separator: ", ") + " (current: \(current.id))" }
+            guard let chosen = participants.first(where: { $0.id == words[1] }) else {
+                return "no participant '\(words[1])' (participants: \(ids.joined(separator: ", ")))"
             }
-            current = run
-            return "\(run.setup.id), \(nowText)"
+            current = chosen
+            return "\(chosen.id), \(nowText)"
         case "sensors":
-            return Sensor.allCases.map { s in
-                let info = s.info
-                return s.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0)
-                    + current.model.status(s).name.padding(toLength: 14, withPad: " ", startingAt: 0)
-                    + info.deviceKinds.map(\.rawValue).joined(separator: ",").padding(toLength: 13, withPad: " ", startingAt: 0)
-                    + info.cadence.summary
+            return current.sensors.map { s in
+                s.name.padding(toLength: 24, withPad: " ", startingAt: 0)
+                    + s.authorization.padding(toLength: 14, withPad: " ", startingAt: 0)
+                    + s.deviceKinds.joined(separator: ",").padding(toLength: 13, withPad: " ", startingAt: 0)
+                    + s.cadence
             }.joined(separator: "\n")
         case "status":
-            let run = current
-            var lines = ["participant \(run.setup.id), \(nowText)"]
-            let devices = run.source.devices(participant: run.setup.id).map { "\($0.model) (\($0.productType))" }
-            lines.append("devices: " + devices.joined(separator: ", "))
-            let touched = Sensor.allCases.filter { run.model.status($0) != .notDetermined || run.model.recording.isActive($0, at: run.clock.now) }
-            if touched.isEmpty { lines.append("no sensor authorized or recording yet (sensorkit.requestAuthorization, reader:startRecording)") }
-            for s in touched {
-                lines.append("  " + s.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + run.model.status(s).name.padding(toLength: 14, withPad: " ", startingAt: 0)
-                             + (run.model.recording.isActive(s, at: run.clock.now) ? "recording" : "not recording"))
+            let status = current.status
+            var lines = ["participant \(status.participant), \(nowText)"]
+            lines.append("devices: " + status.devices.joined(separator: ", "))
+            if status.sensors.isEmpty { lines.append("no sensor authorized or recording yet (sensorkit.requestAuthorization, reader:startRecording)") }
+            for s in status.sensors {
+                lines.append("  " + s.name.padding(toLength: 24, withPad: " ", startingAt: 0) + s.authorization.padding(toLength: 14, withPad: " ", startingAt: 0)
+                             + (s.isRecording ? "recording" : "not recording"))
             }
-            lines.append("events queued: \(run.loop.count)")
+            lines.append("events queued: \(status.queuedEvents)")
             return lines.joined(separator: "\n")
         case "report":
             let text = participants.first?.reportText ?? ""

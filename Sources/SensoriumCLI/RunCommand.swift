@@ -1,10 +1,6 @@
 import ArgumentParser
 import Foundation
-@_spi(Bindings) import LuaHost
-@_spi(CommandLine) import Sensorium
-import StudyReport
-import StudyRuntime
-import StudyWorlds
+import Sensorium
 
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -62,22 +58,21 @@ struct RunCommand: ParsableCommand {
         let scenario = world.scenario ?? defaultScenario(beside: script)
         let studyWorld: StudyWorld = recording.map { .recorded(store: $0, participant: participant, scenario: scenario) }
             ?? .simulated(scenario: scenario)
-        // The module folder as typed (relative below the current folder): messages name it so.
-        let session = StudySession(Study(.file(script, moduleDirectories: dirs), world: studyWorld, configuration: configuration))
         if let text = cohort.shard {
-            guard let shard = Shard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
+            guard let shard = StudyShard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
             guard out != nil else { throw ValidationError("--shard needs --out DIR (the folder `sensorium merge` reads)") }
-            session.options.shard = shard
+            configuration.shard = shard
         }
-        session.announce = { lines in for line in lines { printError(line) } }
+        // The module folder as typed (relative below the current folder): messages name it so.
+        let study = Study(.file(script, moduleDirectories: dirs), world: studyWorld, configuration: configuration)
         let bar = ProgressBar(unit: "participants", enabled: cohort.showProgress)
-        session.progress = { done, total in bar.update(done: done, total: total) }
         let result: StudyResult
         do {
-            result = try session.run { text in
+            result = try study.run(output: { text in
                 output.write(text)
                 if bar.clear() { output.flush() }   // printed lines appear where the bar was
-            }
+            }, announce: { lines in for line in lines { printError(line) } },
+               progress: { done, total in bar.update(done: done, total: total) })
             bar.finish()
         } catch let error as StudyError {
             bar.finish()
@@ -85,20 +80,12 @@ struct RunCommand: ParsableCommand {
             printError(error.message)
             throw ExitCode(1)
         }
-        guard let runner = session.runner else { return }
         for w in result.warnings { printError("warning: " + w) }
         output.write(result.reportText)
         output.flush()
-        if let out {
-            try result.write(to: out)
-            if let shard = session.options.shard {
-                try ShardFile(fingerprint: Fingerprint(options: session.options, shardCount: shard.count), shard: shard,
-                              participants: result.participants, output: result.output, report: runner.report,
-                              findings: runner.findings, page: runner.pageFacts).write(to: URL(fileURLWithPath: out))
-            }
-        }
-        for failure in runner.failures { printError(failure.description) }
-        try reportFindings(runner.findings)
+        if let out { try result.write(to: out) }
+        for failure in result.failures { printError(failure) }
+        try reportFindings(result.findings.map { ($0.participant, $0.isStoppedRun, $0.description) })
     }
 
     /// A script without `study{}`, through the embedding API's `LuaScript`.
@@ -122,9 +109,9 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-/// Lists failed expectations and runs an error stopped on stderr and fails the command when
-/// there are any.
-func reportFindings(_ findings: [Finding]) throws {
+/// Lists failed expectations and runs an error stopped (each its participant, whether an
+/// error stopped the run, its line) on stderr and fails the command when there are any.
+func reportFindings(_ findings: [(participant: String, isStoppedRun: Bool, description: String)]) throws {
     guard !findings.isEmpty else { return }
     let stopped = findings.filter(\.isStoppedRun).map(\.participant)
     for f in findings { printError("finding: " + f.description) }

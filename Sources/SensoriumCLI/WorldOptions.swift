@@ -1,6 +1,5 @@
 import ArgumentParser
 import Sensorium
-import StudyRuntime
 
 /// The world flags every command that builds a simulated study takes (`run`, `repl`,
 /// `export`): written once, checked once, applied once.

@@ -49,4 +49,62 @@ final class ParticipantSessionTests: XCTestCase {
         broken.configuration.start = "March"
         XCTAssertThrowsError(try broken.openParticipants()) { XCTAssertEqual("\($0)", "start: expected a date like 2026-03-02, got 'March'") }
     }
+
+    /// A simulated participant without a protocol, as the REPL opens one.
+    func simulatedParticipant() throws -> StudyParticipantSession {
+        var configuration = StudyConfiguration()
+        configuration.days = 3
+        configuration.participants = 1
+        let participants = try Study(.source("", name: "none.lua"), configuration: configuration).openParticipants()
+        return try XCTUnwrap(participants.first)
+    }
+
+    /// `sensors` and `status` follow authorization and recording; `advance` moves the
+    /// clock and runs what is due; `days` and `absoluteTime` tell the study's span and SR time.
+    func testStatusSensorsAndAdvance() throws {
+        let p = try simulatedParticipant()
+        XCTAssertEqual(p.days, 3)
+        let catalogue = p.sensors
+        XCTAssertEqual(catalogue.first?.name, "ambientLightSensor")
+        XCTAssertEqual(catalogue.first { $0.name == "heartRate" }?.deviceKinds, ["watch"])
+        XCTAssertTrue(catalogue.allSatisfy { $0.authorization == "notDetermined" && !$0.isRecording })
+        var status = p.status
+        XCTAssertEqual(status.participant, "P1")
+        XCTAssertEqual(status.time, p.now)
+        XCTAssertEqual(status.devices.count, 2, "\(status.devices)")   // a phone and a watch
+        XCTAssertEqual(status.sensors, [])
+        XCTAssertEqual(status.queuedEvents, 0)
+
+        p.allowEverySensor()
+        _ = try p.execute("""
+            local r = sensorkit.reader "accelerometer"
+            sensorkit.requestAuthorization({ "accelerometer" }, function(err) assert(err == nil, tostring(err)); r:startRecording() end)
+            schedule.at(time.studyStart() + days(1), function() fired = true end)
+            """)
+        status = p.status
+        // One consent answer authorizes the motion group; only the accelerometer records.
+        XCTAssertEqual(status.sensors.map(\.name), ["accelerometer", "rotationRate"])
+        XCTAssertEqual(status.sensors.map(\.authorization), ["authorized", "authorized"])
+        XCTAssertEqual(status.sensors.map(\.isRecording), [true, false])
+        XCTAssertEqual(status.queuedEvents, 1)
+        XCTAssertEqual(p.sensors.filter(\.isRecording).map(\.name), ["accelerometer"])
+
+        let sr = p.absoluteTime
+        try p.advance(to: p.start + 86_400 + 60)
+        XCTAssertEqual(p.absoluteTime - sr, 86_400 + 60, accuracy: 1e-6)   // SR time moves with the virtual clock
+        XCTAssertEqual(try p.execute("return fired"), [.boolean(true)])
+        XCTAssertEqual(p.status.queuedEvents, 0)
+    }
+
+    /// `charts` holds what `plot` drew, rendered as SVG.
+    func testCharts() throws {
+        let p = try simulatedParticipant()
+        XCTAssertEqual(p.charts, [])
+        _ = try p.execute("""
+            require("plot").line("lux", { rows = { { start = time.studyStart(), value = 1 }, { start = time.studyStart() + 3600, value = 3 } },
+                                          x = "start", y = "value" })
+            """)
+        XCTAssertEqual(p.charts.map(\.name), ["lux"])
+        XCTAssertTrue(p.charts.first?.svg.hasPrefix("<svg") ?? false, p.charts.first?.svg ?? "")
+    }
 }

@@ -130,4 +130,39 @@ final class StudyTests: XCTestCase {
         study.configuration.start = "March"
         XCTAssertThrowsError(try study.run()) { XCTAssertEqual("\($0)", "start: expected a date like 2026-03-02, got 'March'") }
     }
+
+    /// `StudyConfiguration.shard` runs one slice of the cohort and `write(to:)` adds the
+    /// shard file; `progress` follows each participant; a participant an error stops is
+    /// among `failures` and `findings`.
+    func testShardProgressAndFailures() throws {
+        let source = """
+        study { id = "s", title = "s", usage = "u", entitlements = { "heart-rate" }, sensors = { heartRate = { detail = "d" } } }
+        schedule.at(time.studyStart() + 3600, function() error("stopped here") end)
+        """
+        var study = Study(.source(source, name: "s.lua"))
+        study.configuration.participants = 4
+        study.configuration.days = 1
+        study.configuration.shard = StudyShard(parsing: "2/2")
+        XCTAssertNil(StudyShard(parsing: "3/2"))
+        XCTAssertEqual(StudyShard(index: 2, count: 2), study.configuration.shard)
+        var steps: [[Int]] = []
+        var announced = 0
+        let result = try study.run(announce: { _ in announced += 1 }, progress: { steps.append([$0, $1]) })
+        XCTAssertEqual(result.participants, ["P3", "P4"])
+        XCTAssertEqual(announced, 1)
+        XCTAssertEqual(steps, [[1, 2], [2, 2]])
+        XCTAssertEqual(result.failures.count, 2)
+        XCTAssertTrue(result.failures[0].contains("stopped here"), result.failures[0])
+        XCTAssertEqual(result.findings.filter(\.isStoppedRun).map(\.participant), ["P3", "P4"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-shard-test-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try result.write(to: folder.path)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("shard.json").path))
+        study.configuration.shard = nil
+        let whole = try study.run()
+        XCTAssertEqual(whole.participants, ["P1", "P2", "P3", "P4"])
+        try? FileManager.default.removeItem(at: folder)
+        try whole.write(to: folder.path)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("shard.json").path))
+    }
 }

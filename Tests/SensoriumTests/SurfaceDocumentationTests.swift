@@ -3,8 +3,9 @@ import XCTest
 
 /// docs/embedding.md lists the `Sensorium` module's public surface: every public type has
 /// its `### \`Type\`` entry and every public member of it is named in that entry's code,
-/// and every entry names a public type (SPI declarations, such as `StudySession`, are not
-/// part of the surface and must not be listed).
+/// and every entry names a public type (internal declarations, such as `StudySession`, are
+/// not part of the surface and must not be listed). The module declares no SPI: the command
+/// line uses the public surface.
 final class SurfaceDocumentationTests: XCTestCase {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -49,11 +50,22 @@ final class SurfaceDocumentationTests: XCTestCase {
         return entries
     }
 
+    /// No declaration of the module is behind SPI (`@_spi(…)`): the command line has no
+    /// private path around the public surface.
+    func testTheModuleDeclaresNoSPI() throws {
+        let folder = Self.root.appendingPathComponent("Sources/Sensorium")
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path).filter({ $0.hasSuffix(".swift") }) {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            let spi = text.components(separatedBy: "\n").filter { $0.contains("@_spi(") && !$0.contains(" import ") }
+            XCTAssertEqual(spi, [], "Sources/Sensorium/\(file) declares SPI")
+        }
+    }
+
     func testEveryPublicDeclarationIsListedAndEveryEntryExists() throws {
         let surface = try publicSurface()
         let docs = try documentedEntries()
         XCTAssertTrue(surface.keys.contains("Study") && surface.keys.contains("StudyDataSource"), "\(surface.keys.sorted())")
-        XCTAssertFalse(surface.keys.contains("StudySession"), "SPI is not public surface")
+        XCTAssertFalse(surface.keys.contains("StudySession"), "the session is internal: the command line uses the public surface")
         XCTAssertEqual(Set(docs.keys).subtracting(surface.keys), [], "entries in docs/embedding.md that name no public type")
         for (type, members) in surface {
             guard let entry = docs[type] else { XCTFail("docs/embedding.md has no entry for public type \(type)"); continue }
