@@ -38,9 +38,10 @@ public final class ZoneRules: Sendable {
     public static func of(_ zone: TimeZone) -> ZoneRules {
         let memo = ThreadMemo.current
         let id = zone.identifier
-        for rules in memo.rules where rules.identifier == id { return rules }
-        let rules = registry.rules(for: zone)
-        memo.rules.append(rules)
+        if let last = memo.last, last.identifier == id { return last }
+        let rules = memo.rules[id] ?? registry.rules(for: zone)
+        memo.rules[id] = rules
+        memo.last = rules
         return rules
     }
 
@@ -133,7 +134,9 @@ public final class ZoneRules: Sendable {
 
     /// The rules one thread has asked for (a thread-specific value, freed with the thread).
     private final class ThreadMemo {
-        var rules: [ZoneRules] = []
+        /// By identifier (at most the zones there are), and the one asked for last.
+        var rules: [String: ZoneRules] = [:]
+        var last: ZoneRules?
 
         private static let key: pthread_key_t = {
             var key = pthread_key_t()
