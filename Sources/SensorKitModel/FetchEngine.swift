@@ -242,9 +242,13 @@ public enum FetchEngine {
             return .failed(SensorKitError(sw.fetchDevicesDeniedError, "fetchDevices failed: not authorized for \(context.sensor.rawValue)"))
         }
         var out: [SRDevice] = []
+        // Whether a device has a row at all: read in small pieces (about `probeRows` rows,
+        // at least a minute) so that the answer costs the first rows, not a day of them.
+        var probe = context
+        probe.chunkRows = min(context.chunkRows, FetchEngine.probeRows)
         for device in source.devices(participant: context.participant) where context.sensor.deviceKinds.contains(device.kind) {
             let readable = TimeRange(after: -.infinity, through: context.now - sw.hold(context.sensor))
-            let plan = FetchPlan(request: FetchRequest(device: device), context: context, source: source, device: device,
+            let plan = FetchPlan(request: FetchRequest(device: device), context: probe, source: source, device: device,
                                  ranges: visibleWriteRanges(device: device, context: context, source: source)
                                     .intersection(readable),
                                  tombstones: [], notes: [], injectDuplicates: false,
@@ -254,6 +258,10 @@ public enum FetchEngine {
         }
         return .devices(out)
     }
+
+    /// Rows per piece when `fetchDevices` looks for a device's first row (an hour of heart
+    /// rate, a minute of accelerometer).
+    static let probeRows = 720
 
     /// The phone the app runs on (`SRDevice.current`): the participant's first phone.
     public static func currentDevice(participant: String, source: any SampleSource) -> SRDevice {

@@ -453,3 +453,47 @@ final class MeasuredWithinTests: XCTestCase {
         XCTAssertEqual(FetchPlan.measured(batch([.nan, 12, 15]), within: ranges).times, [12, 15])
     }
 }
+
+/// `fetchDevices` answers whether a device has any row by reading small pieces from the
+/// start of the recording, not a day of rows a piece.
+final class FetchDevicesProbeTests: XCTestCase {
+    /// Heart rate every 5 s on the watch, from `firstRow` on; counts the rows it makes.
+    final class LateWatch: SampleSource, @unchecked Sendable {
+        let firstRow: Double
+        var rowsMade = 0
+        init(firstRow: Double) { self.firstRow = firstRow }
+
+        func devices(participant: String) -> [SRDevice] { [.defaultPhone, .defaultWatch] }
+
+        func samples(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double) -> SampleBatch {
+            guard device.kind == .watch, sensor == .heartRate else { return .empty(for: sensor) }
+            var t = max(firstRow, (after / 5).rounded(.down) * 5 + 5)
+            var times: [Double] = []
+            while t <= through { times.append(t); t += 5 }
+            rowsMade += times.count
+            let columns = sensor.info.columnFields.map { field -> Column in
+                switch field.type.columnKind {
+                case .int: return Column(name: field.name, data: .int(times.map { _ in 1 }))
+                case .string: return Column(name: field.name, data: .string(times.map { _ in "" }))
+                case .bool: return Column(name: field.name, data: .bool(times.map { _ in false }))
+                case .value: return Column(name: field.name, data: .value(times.map { _ in .double(1) }))
+                case .double: return Column(name: field.name, data: .double(times.map { _ in 70 }))
+                }
+            }
+            return SampleBatch(sensor: sensor, writeTimes: times, times: times, columns: columns)
+        }
+    }
+
+    func testADeviceIsFoundByItsFirstRowsAlone() throws {
+        var model = makeModel()
+        authorizeAndRecord(&model, [.heartRate])
+        model.advance(to: T0 + 5 * day)
+        // The watch's first row comes 20 hours into the recording: every piece before it is empty.
+        let source = LateWatch(firstRow: T0 + 20 * hour)
+        XCTAssertEqual(try model.fetchDevices(.heartRate, source: source), .devices([.defaultWatch]))
+        XCTAssertGreaterThan(source.rowsMade, 0)
+        XCTAssertLessThanOrEqual(source.rowsMade, FetchEngine.probeRows, "one small piece read, not a day of rows (17,280)")
+        // A watch without a row in the readable span is not listed.
+        XCTAssertEqual(try model.fetchDevices(.heartRate, source: LateWatch(firstRow: T0 + 10 * day)), .devices([]))
+    }
+}
