@@ -45,6 +45,33 @@ final class QuantileSelectionTests: XCTestCase {
         XCTAssertEqual(pool.segments.map(\.count), [ValuePool.segmentSize, ValuePool.segmentSize, 3])
     }
 
+    /// Appending a stretch of rows at once keeps exactly the present values, in order, across
+    /// segment ends, as appending them one by one does; mixed with single appends.
+    func testAppendingStretchesKeepsThePresentValuesInOrder() {
+        var rng = SplitMix(seed: 9)
+        let size = ValuePool.segmentSize
+        let v: [Double] = (0..<(3 * size + 101)).map { i in i % 7 == 3 || i == size ? .nan : Double(rng.next() % 1_000) }
+        for cuts in [[0, v.count], [0, 5, size - 2, size + 3, 2 * size, v.count], [0, 1, 2, v.count - 1, v.count]] {
+            var pool = ValuePool()
+            var added = 0
+            v.withUnsafeBufferPointer { b in
+                for (k, (a, e)) in zip(cuts, cuts.dropFirst()).enumerated() {
+                    if k % 2 == 1 {
+                        for x in v[a..<e] where !x.isNaN { pool.append(x) }
+                        added += v[a..<e].filter { !$0.isNaN }.count
+                    } else {
+                        added += pool.appendPresent(b, a..<e)
+                    }
+                }
+            }
+            let present = v.filter { !$0.isNaN }
+            XCTAssertEqual(added, present.count, "\(cuts)")
+            XCTAssertEqual(pool.count, present.count, "\(cuts)")
+            XCTAssertEqual(pool.segments.flatMap { $0 }, present, "\(cuts)")
+            XCTAssertEqual(pool.segments.dropLast().map(\.count), [Int](repeating: size, count: present.count / size), "\(cuts)")
+        }
+    }
+
     func testTinyGroups() {
         var empty: [Double] = []
         XCTAssertTrue(Quantiles.of(&empty, [0.5])[0].isNaN)
