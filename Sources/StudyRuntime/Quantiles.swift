@@ -246,8 +246,9 @@ struct ValuePool {
     }
 
     /// Appends the present (non-NaN) values of `v[rows]`, in order; returns how many. One
-    /// loop per segment, without a branch per value: each value is written to the next
-    /// slot, which only a present value keeps.
+    /// loop per segment, four values at a time: four present values are copied as one,
+    /// others one by one without a branch (each value is written to the next slot, which
+    /// only a present value keeps).
     mutating func appendPresent(_ v: UnsafeBufferPointer<Double>, _ rows: Range<Int>) -> Int {
         let before = count
         var i = rows.lowerBound
@@ -257,10 +258,26 @@ struct ValuePool {
             var f = filled
             tail.withUnsafeMutableBufferPointer { t in
                 let out = t.baseAddress!, src = v.baseAddress!
-                for k in i..<(i + take) {
+                var k = i
+                let end = i + take
+                while k &+ 4 <= end {
+                    let x = UnsafeRawPointer(src + k).loadUnaligned(as: SIMD4<Double>.self)
+                    if all(x .== x) {
+                        UnsafeMutableRawPointer(out + f).storeBytes(of: x, as: SIMD4<Double>.self)
+                        f &+= 4
+                    } else {
+                        for m in 0..<4 {
+                            out[f] = x[m]
+                            f &+= x[m].isNaN ? 0 : 1
+                        }
+                    }
+                    k &+= 4
+                }
+                while k < end {
                     let x = src[k]
                     out[f] = x
                     f &+= x.isNaN ? 0 : 1
+                    k &+= 1
                 }
             }
             count += f - filled
