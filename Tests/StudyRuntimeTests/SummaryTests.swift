@@ -518,3 +518,35 @@ final class NaturalFormTests: XCTestCase {
         XCTAssertEqual(readsB.count, 1)
     }
 }
+
+/// A numeric row filter over every row (four values compared at once, groups that all fail
+/// passed over) selects exactly the rows a plain comparison per row selects, in order, for
+/// every operator, with NaN among the values and as the operand, and any length.
+final class RowFilterSelectionTests: XCTestCase {
+    func testEveryOperatorSelectsWhatAComparisonPerRowSelects() throws {
+        var rng = SplitMix(seed: 3)
+        let ops: [(RowFilter.Op, (Double, Double) -> Bool)] = [
+            (.lt, { $0 < $1 }), (.le, { $0 <= $1 }), (.gt, { $0 > $1 }),
+            (.ge, { $0 >= $1 }), (.eq, { $0 == $1 }), (.ne, { $0 != $1 }),
+        ]
+        for n in [0, 1, 3, 4, 5, 8, 13, 1_003] {
+            // Few distinct values, so every operator both passes and fails rows; a rare pass
+            // leaves whole groups of four failing.
+            let v: [Double] = (0..<n).map { _ in
+                switch rng.next() % 20 { case 0: .nan; case 1: 1.5; case 2: -0.0; default: 1.0 }
+            }
+            let batch = SampleBatch(sensor: .accelerometer, writeTimes: v.map { _ in 1 }, times: v.map { _ in 1 },
+                                    columns: [Column(name: "x", data: .double(v))])
+            for operand in [1.0, 1.1, 0.0, -1, .nan] {
+                for (op, compare) in ops {
+                    let filter = RowFilter(field: "x", op: op, operand: .number(operand))
+                    let want = v.indices.filter { compare(v[$0], operand) }
+                    XCTAssertEqual(try filter.select(in: batch, among: nil), want, "n \(n), x \(op.rawValue) \(operand)")
+                    let odd = Array(stride(from: 1, to: n, by: 2))
+                    XCTAssertEqual(try filter.select(in: batch, among: odd), odd.filter { compare(v[$0], operand) },
+                                   "n \(n), among odd rows, x \(op.rawValue) \(operand)")
+                }
+            }
+        }
+    }
+}
