@@ -491,8 +491,13 @@ public struct FetchPlan: Sendable {
     }
 
     /// The rows of `batch` measured (`times`) inside one of `ranges`, start included.
+    /// A batch whose `timesWithin` lies inside one range is kept whole without a look at
+    /// its rows; otherwise each row is judged.
     static func measured(_ batch: SampleBatch, within ranges: IntervalSet) -> SampleBatch {
         let rs = ranges.ranges
+        if let w = batch.timesWithin, rs.contains(where: { w.lowerBound >= $0.after && w.upperBound <= $0.through }) {
+            return batch
+        }
         func range(of t: Double) -> TimeRange? { rs.first { t >= $0.after && t <= $0.through } }
         func inside(_ t: Double) -> Bool { range(of: t) != nil }
         guard let first = batch.times.first, let last = batch.times.last else { return batch }

@@ -11,17 +11,37 @@
 ///   seconds since the Unix epoch; summaries group by it.
 /// Columns follow the sensor's schema order. A missing optional value is marked in
 /// the column's `present` mask (nil means every value is present).
+///
+/// A batch may also carry one fact its maker knew without looking at each row:
+/// `timesWithin`, a closed range every sample time lies in. It is not part of equality.
 public struct SampleBatch: Sendable, Equatable {
     public var sensor: Sensor
     public var writeTimes: WriteTimes
-    public var times: [Double]
+    /// Setting or changing the sample times forgets `timesWithin`.
+    public var times: [Double] { didSet { timesWithin = nil } }
     public var columns: [Column]
+    /// A closed range every row's `times` value lies in (so none is NaN), stated by the
+    /// batch's maker when it comes free — a store's decoder reads it off the encoding
+    /// (`ColumnCodec.decodeTimes`); nil: not known. It may be wider than the times.
+    /// Dropping, reordering or repeating rows (`slice`, `gather`, `keeping`,
+    /// `removingColumns`) keeps it; changing `times` forgets it; `append` keeps the union
+    /// when both batches state one. `FetchPlan.measured` keeps a batch whole when the range
+    /// lies inside one recorded range, without a look at its rows.
+    public var timesWithin: ClosedRange<Double>?
 
-    public init(sensor: Sensor, writeTimes: WriteTimes = WriteTimes(), times: [Double] = [], columns: [Column] = []) {
+    public init(sensor: Sensor, writeTimes: WriteTimes = WriteTimes(), times: [Double] = [], columns: [Column] = [],
+                timesWithin: ClosedRange<Double>? = nil) {
         self.sensor = sensor
         self.writeTimes = writeTimes
         self.times = times
         self.columns = columns
+        self.timesWithin = timesWithin
+    }
+
+    /// Equal sensor, write times, times and columns (`timesWithin` aside: a fact about the
+    /// rows, not a part of them).
+    public static func == (a: SampleBatch, b: SampleBatch) -> Bool {
+        a.sensor == b.sensor && a.writeTimes == b.writeTimes && a.times == b.times && a.columns == b.columns
     }
 
     /// A batch from one write time per row (merged into runs).

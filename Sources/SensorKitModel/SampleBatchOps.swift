@@ -74,13 +74,13 @@ extension SampleBatch {
     /// The rows in `rows`.
     public func slice(_ rows: Range<Int>) -> SampleBatch {
         SampleBatch(sensor: sensor, writeTimes: writeTimes.slice(rows), times: Array(times[rows]),
-                    columns: columns.map { $0.slice(rows) })
+                    columns: columns.map { $0.slice(rows) }, timesWithin: timesWithin)
     }
 
     /// The rows at `indices`, in that order (indices may repeat).
     public func gather(_ indices: [Int]) -> SampleBatch {
         SampleBatch(sensor: sensor, writeTimes: writeTimes.gather(indices), times: indices.map { times[$0] },
-                    columns: columns.map { $0.gather(indices) })
+                    columns: columns.map { $0.gather(indices) }, timesWithin: timesWithin)
     }
 
     /// Appends `other`'s rows. Columns are matched by name; a batch without rows takes
@@ -97,8 +97,12 @@ extension SampleBatch {
         precondition(columns.map(\.name) == other.columns.map(\.name),
                      "SampleBatch.append: column names differ (\(columns.map(\.name)) vs \(other.columns.map(\.name)))")
         let oldCount = count
+        let within = timesWithin.flatMap { a in other.timesWithin.map { b in
+            Swift.min(a.lowerBound, b.lowerBound)...Swift.max(a.upperBound, b.upperBound)
+        } }
         writeTimes += other.writeTimes
         times += other.times
+        timesWithin = within
         for i in columns.indices {
             guard let joined = columns[i].data.appending(other.columns[i].data) else {
                 preconditionFailure("SampleBatch.append: column \(columns[i].name) changes kind")

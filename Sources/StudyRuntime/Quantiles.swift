@@ -226,25 +226,71 @@ public enum Quantiles {
 struct ValuePool {
     static let segmentSize = 1 << 16
     private var full: [[Double]] = []
-    /// The segment being filled.
+    /// The segment being filled: `segmentSize` slots (or none before the first value), of
+    /// which the first `filled` hold values; the others are never read.
     private var tail: [Double] = []
+    private var filled = 0
     private(set) var count = 0
 
     init() {}
 
-    /// Every segment, the one being filled last.
-    var segments: [[Double]] { tail.isEmpty ? full : full + [tail] }
+    /// Every segment, the one being filled last (its values only).
+    var segments: [[Double]] { filled == 0 ? full : full + [Array(tail[..<filled])] }
 
     @inline(__always)
     mutating func append(_ x: Double) {
-        if tail.count == ValuePool.segmentSize || tail.capacity == 0 { startSegment() }
-        tail.append(x)
+        if filled == tail.count { startSegment() }
+        tail[filled] = x
+        filled += 1
         count += 1
     }
 
+    /// Appends the present (non-NaN) values of `v[rows]`, in order; returns how many. One
+    /// loop per segment, four values at a time: four present values are copied as one,
+    /// others one by one without a branch (each value is written to the next slot, which
+    /// only a present value keeps).
+    mutating func appendPresent(_ v: UnsafeBufferPointer<Double>, _ rows: Range<Int>) -> Int {
+        let before = count
+        var i = rows.lowerBound
+        while i < rows.upperBound {
+            if filled == tail.count { startSegment() }
+            let take = Swift.min(rows.upperBound - i, tail.count - filled)
+            var f = filled
+            tail.withUnsafeMutableBufferPointer { t in
+                let out = t.baseAddress!, src = v.baseAddress!
+                var k = i
+                let end = i + take
+                while k &+ 4 <= end {
+                    let x = UnsafeRawPointer(src + k).loadUnaligned(as: SIMD4<Double>.self)
+                    if all(x .== x) {
+                        UnsafeMutableRawPointer(out + f).storeBytes(of: x, as: SIMD4<Double>.self)
+                        f &+= 4
+                    } else {
+                        for m in 0..<4 {
+                            out[f] = x[m]
+                            f &+= x[m].isNaN ? 0 : 1
+                        }
+                    }
+                    k &+= 4
+                }
+                while k < end {
+                    let x = src[k]
+                    out[f] = x
+                    f &+= x.isNaN ? 0 : 1
+                    k &+= 1
+                }
+            }
+            count += f - filled
+            filled = f
+            i += take
+        }
+        return count - before
+    }
+
+    /// Keeps a full tail and opens a new one of `segmentSize` slots.
     private mutating func startSegment() {
-        if !tail.isEmpty { full.append(tail) }
-        tail = []
-        tail.reserveCapacity(ValuePool.segmentSize)
+        if filled > 0 { full.append(tail) }
+        tail = [Double](unsafeUninitializedCapacity: ValuePool.segmentSize) { _, slots in slots = ValuePool.segmentSize }
+        filled = 0
     }
 }

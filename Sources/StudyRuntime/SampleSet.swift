@@ -333,8 +333,12 @@ public struct RowFilter: Sendable, Equatable {
 
     /// Appends to `out` the rows (among `candidates`, or all of `v`'s) whose value passes
     /// `test`. Written into storage sized for every row, then trimmed: no check per row.
+    /// Over all rows, four values are compared at once by `any4` (true when `test` holds
+    /// for any of them, as `test` judges them: NaN too); four rows that all fail are passed
+    /// over without a write, the others judged one by one by `test`.
     @inline(__always)
-    private static func select(_ v: [Double], _ candidates: [Int]?, into out: inout [Int], _ test: (Double) -> Bool) {
+    private static func select(_ v: [Double], _ candidates: [Int]?, into out: inout [Int], _ test: (Double) -> Bool,
+                               any4: (SIMD4<Double>) -> Bool) {
         let n = candidates?.count ?? v.count
         out = [Int](unsafeUninitializedCapacity: n) { buf, done in
             var k = 0
@@ -344,7 +348,15 @@ public struct RowFilter: Sendable, Equatable {
                         for i in c { buf[k] = i; k &+= test(v[i]) ? 1 : 0 }
                     }
                 } else {
-                    for i in 0..<v.count { buf[k] = i; k &+= test(v[i]) ? 1 : 0 }
+                    let raw = UnsafeRawPointer(v.baseAddress)
+                    var i = 0
+                    while i &+ 4 <= v.count {
+                        if any4(raw!.loadUnaligned(fromByteOffset: i &* 8, as: SIMD4<Double>.self)) {
+                            for j in i..<(i &+ 4) { buf[k] = j; k &+= test(v[j]) ? 1 : 0 }
+                        }
+                        i &+= 4
+                    }
+                    while i < v.count { buf[k] = i; k &+= test(v[i]) ? 1 : 0; i &+= 1 }
                 }
             }
             done = k
@@ -367,13 +379,14 @@ public struct RowFilter: Sendable, Equatable {
         case .number(let x):
             let v = try FieldReader.numbers(field, in: batch)
             // One loop per operator, so the comparison is inlined (no call per row).
+            let xs = SIMD4<Double>(repeating: x)
             switch op {
-            case .lt: RowFilter.select(v, candidates, into: &out) { $0 < x }
-            case .le: RowFilter.select(v, candidates, into: &out) { $0 <= x }
-            case .gt: RowFilter.select(v, candidates, into: &out) { $0 > x }
-            case .ge: RowFilter.select(v, candidates, into: &out) { $0 >= x }
-            case .eq: RowFilter.select(v, candidates, into: &out) { $0 == x }
-            case .ne: RowFilter.select(v, candidates, into: &out) { $0 != x }
+            case .lt: RowFilter.select(v, candidates, into: &out, { $0 < x }, any4: { any($0 .< xs) })
+            case .le: RowFilter.select(v, candidates, into: &out, { $0 <= x }, any4: { any($0 .<= xs) })
+            case .gt: RowFilter.select(v, candidates, into: &out, { $0 > x }, any4: { any($0 .> xs) })
+            case .ge: RowFilter.select(v, candidates, into: &out, { $0 >= x }, any4: { any($0 .>= xs) })
+            case .eq: RowFilter.select(v, candidates, into: &out, { $0 == x }, any4: { any($0 .== xs) })
+            case .ne: RowFilter.select(v, candidates, into: &out, { $0 != x }, any4: { any($0 .!= xs) })
             }
         case .text(let s):
             let (v, want) = try textColumn(in: batch)

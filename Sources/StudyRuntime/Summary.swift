@@ -368,9 +368,13 @@ struct SummaryPass {
                 if store {
                     var values = pools[at]
                     pools[at] = ValuePool()
-                    let before = values.count
-                    Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { values.append(v[i]) } }
-                    n = values.count - before
+                    if sel == nil && mask == nil {
+                        n = values.appendPresent(v, a..<b)
+                    } else {
+                        let before = values.count
+                        Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { values.append(v[i]) } }
+                        n = values.count - before
+                    }
                     pools[at] = values
                 } else {
                     Rows.each(a, b, sel, mask) { i in if !v[i].isNaN { n += 1 } }

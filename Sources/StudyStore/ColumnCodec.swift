@@ -532,7 +532,7 @@ enum ColumnCodec {
             let scale = pow10[d]
             if tag == 4 {
                 out = try [Double](unsafeUninitializedCapacity: n) { buf, done in
-                    try decodeRuns(&r, n) { k, v in buf[k] = Double(v) / scale }
+                    _ = try decodeDecimalRuns(&r, n, scale: scale, into: buf)
                     done = n
                 }
             } else {
@@ -584,6 +584,80 @@ enum ColumnCodec {
         }
         guard r.remaining == 0 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes too many") }
         return out
+    }
+
+    /// A chunk's sample times, and the closed range every one of them lies in when the
+    /// encoding gives it without a look at each value (constant, decimal runs: the least and
+    /// greatest integers of the runs, scaled; nil for other encodings, a NaN constant, or
+    /// runs whose arithmetic overflows). Throws `StoreCorruption` as `decodeDoubles` does.
+    static func decodeTimes(_ bytes: UnsafeRawBufferPointer, count n: Int) throws -> (values: [Double], within: ClosedRange<Double>?) {
+        var r = ByteReader(bytes)
+        let tag = try r.byte()
+        guard tag == 4 else {
+            let values = try decodeDoubles(&r, tag: tag, count: n, times: nil)
+            guard tag == 2, let v = values.first, !v.isNaN else { return (values, nil) }
+            return (values, v...v)
+        }
+        let d = Int(try r.byte())
+        guard d < pow10.count else { throw StoreCorruption("bad decimal scale \(d)") }
+        let scale = pow10[d]
+        var extremes: (least: Int64, greatest: Int64)?
+        let values = try [Double](unsafeUninitializedCapacity: n) { buf, done in
+            extremes = try decodeDecimalRuns(&r, n, scale: scale, into: buf)
+            done = n
+        }
+        guard r.remaining == 0 else { throw StoreCorruption("double column of \(n) rows has \(r.remaining) bytes too many") }
+        // Int64 → Double and division by a positive scale never reverse an order.
+        return (values, extremes.map { (Double($0.least) / scale)...(Double($0.greatest) / scale) })
+    }
+
+    /// Tag 4's values after the scale byte: the runs form of `n` integers, each written to
+    /// `buf` as `Double(v) / scale`. Returns the least and greatest integer, nil when a run's
+    /// arithmetic overflows (its values then wrap, as `&+` and `&*` do).
+    static func decodeDecimalRuns(_ r: inout ByteReader, _ n: Int, scale: Double,
+                                  into buf: UnsafeMutableBufferPointer<Double>) throws -> (least: Int64, greatest: Int64)? {
+        var k = 0
+        var least = Int64.max, greatest = Int64.min, overflow = false
+        try decodeRunSpans(&r, n) { first, d, len in
+            let (step, o1) = Int64(len - 1).multipliedReportingOverflow(by: d)
+            let (last, o2) = first.addingReportingOverflow(step)
+            overflow = overflow || o1 || o2
+            least = Swift.min(least, first, last)
+            greatest = Swift.max(greatest, first, last)
+            writeScaledSpan(buf.baseAddress! + k, first: first, step: d, count: len, exact: !o1 && !o2, scale: scale)
+            k += len
+        }
+        return overflow ? nil : (least, greatest)
+    }
+
+    /// Writes `Double(first &+ j &* step) / scale` for j in 0..<count to `out`. When the span
+    /// does not overflow (`exact`) and its ends lie within ±2^52, every value is an integer a
+    /// Double holds exactly, and so is each sum of `step`s on the way from one to another:
+    /// eight running numerators (`first + j · step`, stepped by `8 · step`) are exact, and
+    /// their divisions are correctly rounded as the scalar one, bit for bit.
+    @inline(__always)
+    static func writeScaledSpan(_ out: UnsafeMutablePointer<Double>, first: Int64, step: Int64, count: Int,
+                                exact: Bool, scale: Double) {
+        var j = 0
+        let limit: Int64 = 1 << 52
+        let last = first &+ Int64(count - 1) &* step
+        if exact && count >= 8 && first.magnitude <= limit && last.magnitude <= limit {
+            let s = Double(step)
+            var numerators = Double(first) + SIMD8<Double>(0, 1, 2, 3, 4, 5, 6, 7) * s
+            let stride = SIMD8<Double>(repeating: 8 * s), sc = SIMD8<Double>(repeating: scale)
+            var p = UnsafeMutableRawPointer(out)
+            let blocks = count / 8
+            for _ in 0..<blocks {
+                p.storeBytes(of: numerators / sc, as: SIMD8<Double>.self)
+                numerators += stride
+                p += 64
+            }
+            j = blocks &* 8
+        }
+        while j < count {
+            out[j] = Double(first &+ Int64(j) &* step) / scale
+            j += 1
+        }
     }
 
     /// The `n` little-endian Float32s at `src`, widened into `out`, eight at a time.

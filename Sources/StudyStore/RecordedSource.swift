@@ -267,7 +267,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         }
         guard n > 0 else { throw StoreCorruption("chunk \(id) has \(n) rows") }
         let writeTimes = try blob(row, 1) { try ColumnCodec.decodeWriteTimes($0, count: n) }
-        let times = try blob(row, 2) { try ColumnCodec.decodeDoubles($0, count: n) }
+        let (times, timesWithin) = try blob(row, 2) { try ColumnCodec.decodeTimes($0, count: n) }
         let fields = sensor.info.columnFields.filter { wanted.contains($0.name) }
         var columns = [Column?](repeating: nil, count: fields.count)
         // Only the wanted columns' rows are read: the others' blobs are never loaded.
@@ -299,7 +299,7 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
             missing.appendMissing(count: n)
             return missing.take()
         }
-        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: all)
+        return SampleBatch(sensor: sensor, writeTimes: writeTimes, times: times, columns: all, timesWithin: timesWithin)
     }
 
     private static func blob<T>(_ row: Row, _ index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {

@@ -125,6 +125,61 @@ final class ColumnCodecTests: XCTestCase {
         XCTAssertEqual(try roundTrip(.double(noisy))[0], 1)
     }
 
+    /// A tag-4 blob (decimal runs, `digits` decimals) of `ints`, written as the encoder does.
+    func decimalRunsBlob(_ ints: [Int64], digits: Int) -> [UInt8] {
+        var w = ByteWriter()
+        w.byte(4)
+        w.byte(UInt8(digits))
+        ints.withUnsafeBufferPointer { p in
+            ColumnCodec.writeRuns(p.baseAddress!, ints.count, runs: ColumnCodec.deltaRunCount(p.baseAddress!, ints.count), into: &w)
+        }
+        return w.bytes
+    }
+
+    /// Decimal runs decode four at a time where every value is exact in a Double, value by
+    /// value elsewhere: either way bit for bit `Double(v) / 10^d`, the one division of the
+    /// scalar decoder. The sample times' range comes with them, read off the runs: exactly
+    /// the least and greatest time; none when a run overflows (its values wrap) and none
+    /// for encodings without runs.
+    func testDecimalRunsDecodeBitForBitWithTheRangeOfTheTimes() throws {
+        let limit: Int64 = 1 << 52
+        var rng = SplitMix(seed: 11)
+        let cases: [(String, [Int64], Int)] = [
+            ("50 Hz, two stretches", (0..<3_001).map { 177_241_098_000 + 2 * Int64($0) }
+                + (0..<2_999).map { 177_241_298_000 + 2 * Int64($0) }, 2),
+            ("falling, negative, odd lengths", (0..<1_003).map { 5_000 - 7 * Int64($0) } + (0..<5).map { -9_000 + Int64($0) }, 3),
+            ("a run ending at 2^52", (0..<101).map { limit - 100 + Int64($0) }, 0),
+            ("a run past 2^52 (value by value)", (0..<101).map { limit - 50 + Int64($0) }, 1),
+            ("a run from -2^52", (0..<64).map { -limit + 3 * Int64($0) }, 6),
+            ("short runs", (0..<200).map { Int64($0 / 3) * 1_000 + Int64($0 % 3) }, 9),
+            ("a single value", [123_456_789], 4),
+            ("random steps", (0..<400).map { _ in Int64(rng.next() % 3) }.reduce(into: [Int64(0)]) { $0.append($0.last! + $1) }, 15),
+        ]
+        for (what, ints, d) in cases {
+            let blob = decimalRunsBlob(ints, digits: d)
+            let (values, within) = try blob.withUnsafeBytes { try ColumnCodec.decodeTimes($0, count: ints.count) }
+            let scale = ColumnCodec.pow10[d]
+            let expected = ints.map { Double($0) / scale }
+            XCTAssertEqual(values.map(\.bitPattern), expected.map(\.bitPattern), what)
+            XCTAssertEqual(try blob.withUnsafeBytes { try ColumnCodec.decodeDoubles($0, count: ints.count) }.map(\.bitPattern),
+                           expected.map(\.bitPattern), what)
+            XCTAssertEqual(within, expected.min()!...expected.max()!, what)
+        }
+        // A run that passes Int64.max wraps as the scalar decoder's `&+` does, and states no range.
+        let wrapping: [Int64] = (0..<20).map { Int64.max - 9 &+ Int64($0) }
+        let (wrapped, none) = try decimalRunsBlob(wrapping, digits: 0).withUnsafeBytes { try ColumnCodec.decodeTimes($0, count: 20) }
+        XCTAssertEqual(wrapped.map(\.bitPattern), wrapping.map { Double($0).bitPattern })
+        XCTAssertNil(none)
+        // Other encodings: a constant states its value (NaN: none); raw and varint deltas state none.
+        func within(_ v: [Double]) throws -> ClosedRange<Double>? {
+            try ColumnCodec.encode(.double(v)).withUnsafeBytes { try ColumnCodec.decodeTimes($0, count: v.count) }.within
+        }
+        XCTAssertEqual(try within([5.5, 5.5, 5.5]), 5.5...5.5)
+        XCTAssertNil(try within([.nan, .nan]))
+        XCTAssertNil(try within((0..<100).map { _ in Double(rng.next() % 1_000_000) / 1e6 }), "varint deltas")
+        XCTAssertNil(try within((0..<100).map { _ in Double(bitPattern: rng.next() >> 2) }), "raw")
+    }
+
     func testIntRunsAndTheirBoundaries() throws {
         // Batch identifiers: constant stretches.
         let ids = (0..<65_536).map { Int64(29_540_159 + $0 / 3_000) }
@@ -330,6 +385,43 @@ final class StoredPieceTests: XCTestCase {
         XCTAssertEqual(try read(ColumnProjection(["y"])).column("y"), whole.column("y"))
         XCTAssertThrowsError(try read(ColumnProjection(["x"]))) { XCTAssertTrue("\($0)".contains("column x"), "\($0)") }
         XCTAssertThrowsError(try read(.all)) { XCTAssertTrue($0 is SampleReadError, "\($0)") }
+    }
+
+    /// Stored 50 Hz chunks state the range of their sample times (`timesWithin`, read off the
+    /// decimal runs), in whole and in partial pieces; a fetch whose recording starts and stops
+    /// inside chunks still leaves out, row by row, the samples measured outside recording,
+    /// delivering what the same fetch over the simulator (which states no range) does.
+    func testStatedRangesOfTimesKeepWholeChunksAndFilterTheOthersRowByRow() throws {
+        let dir = try recordedTempDir(self)
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        let sim = makeRecSource([recTrio[0]])
+        let phone = sim.devices(participant: "ana")[0]
+        let start = recMonday, end = recMonday + 4 * 3_600
+        _ = try store.copy(.accelerometer, from: sim, participant: "ana", device: phone, start: start - 3_600, end: end,
+                           timeZone: "Europe/Berlin")
+        let rec = try store.source()
+        for (batch, _) in try pieces(rec, device: phone, after: start + 1_000, through: end) where batch.count > 0 {
+            let within = try XCTUnwrap(batch.timesWithin, "a stored 50 Hz chunk states its range")
+            XCTAssertTrue(batch.times.allSatisfy { within.contains($0) })
+        }
+
+        var study = ResolvedStudy()
+        study.entitledSensors = [.accelerometer]
+        var model = ParticipantModel(participant: "ana", study: study, activation: start - 30 * recDay)
+        _ = model.authorization.setStatus(.accelerometer, .authorized)
+        // Recording on and off inside stored chunks (they hold about an hour each).
+        let on = [(start + 1_234.5, start + 2_345.25), (start + 7_000.1, start + 12_600.7)]
+        for (a, b) in on { model.recording.addInterval(.accelerometer, by: .system, after: a, through: b) }
+        model.advance(to: end + recDay)
+        let req = FetchRequest(from: model.clock.srTime(atTrue: start), to: model.clock.srTime(atTrue: end), device: phone)
+        let fromStore = try model.fetch(req, sensor: .accelerometer, source: rec).plan!.collect()
+        let fromSim = try model.fetch(req, sensor: .accelerometer, source: sim).plan!.collect()
+        XCTAssertGreaterThan(fromSim.count, 10_000)
+        assertSameRows(fromStore, fromSim, "recording on and off inside chunks")
+        XCTAssertTrue(fromStore.times.allSatisfy { t in on.contains { t >= $0.0 && t <= $0.1 } }, "only samples measured while recording")
+        let written = try rec.samples(participant: "ana", sensor: .accelerometer, device: phone, writtenAfter: on[0].0, through: on[0].1)
+        XCTAssertTrue(written.times.contains { $0 < on[0].0 }, "rows written after recording began but measured before: left out")
+        try store.close()
     }
 
     func testPiecesFollowChunksAndJoinToTheWholeAnswer() throws {

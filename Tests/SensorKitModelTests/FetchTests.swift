@@ -452,6 +452,54 @@ final class MeasuredWithinTests: XCTestCase {
         XCTAssertEqual(FetchPlan.measured(batch([8, 5, 7]), within: ranges).times, [5])
         XCTAssertEqual(FetchPlan.measured(batch([.nan, 12, 15]), within: ranges).times, [12, 15])
     }
+
+    /// A batch stating `timesWithin` inside one range is kept whole without a look at its
+    /// rows (so a false statement shows); one whose range reaches outside every range, or
+    /// spans two, is judged row by row exactly as a batch stating nothing.
+    func testTheStatedRangeOfTimesDecidesOnlyWhenItLiesInsideOneRange() {
+        let ranges = IntervalSet([TimeRange(after: 10, through: 20), TimeRange(after: 30, through: 40)])
+        func stating(_ times: [Double], _ within: ClosedRange<Double>) -> SampleBatch {
+            var b = batch(times)
+            b.timesWithin = within
+            return b
+        }
+        XCTAssertEqual(FetchPlan.measured(stating([12, 15, 18], 10...20), within: ranges).times, [12, 15, 18])
+        XCTAssertEqual(FetchPlan.measured(stating([5, 25, 45], 30...40), within: ranges).times, [5, 25, 45],
+                       "trusted: the rows are not looked at")
+        for (times, within) in [([9, 10, 25, 30, 40, 41, .nan, 35], 9...41), ([12, 35, 15, 40], 12...40),
+                                ([8, 12, 15], 8...15), ([12, 15, 21], 12...21), ([18, 12, 31, 15], 12...31)] as [([Double], ClosedRange<Double>)] {
+            let judged = FetchPlan.measured(stating(times, within), within: ranges)
+            XCTAssertEqual(judged, FetchPlan.measured(batch(times), within: ranges), "\(times)")
+        }
+    }
+
+    /// `timesWithin` survives what only drops, reorders or repeats rows, is forgotten when
+    /// the times change, joins by union in `append` (only when both state one), and is not
+    /// part of equality.
+    func testTheStatedRangeOfTimesFollowsTheRows() {
+        var b = batch([12, 15, 18, 11])
+        b.timesWithin = 11...18
+        XCTAssertEqual(b.slice(1..<3).timesWithin, 11...18)
+        XCTAssertEqual(b.gather([3, 3, 0]).timesWithin, 11...18)
+        XCTAssertEqual(b.keeping(.none).timesWithin, 11...18)
+        XCTAssertEqual(b.removingColumns(["x"]).timesWithin, 11...18)
+        XCTAssertEqual(b, batch([12, 15, 18, 11]), "not part of equality")
+        var changed = b
+        changed.times[0] = 50
+        XCTAssertNil(changed.timesWithin)
+        var replaced = b
+        replaced.times = [1, 2, 3, 4]
+        XCTAssertNil(replaced.timesWithin)
+        var joined = b
+        var other = batch([30, 31])
+        other.timesWithin = 30...31
+        joined.append(other)
+        XCTAssertEqual(joined.timesWithin, 11...31)
+        joined.append(batch([5]))
+        XCTAssertNil(joined.timesWithin, "a batch stating nothing widens it to unknown")
+        XCTAssertEqual(joined.times, [12, 15, 18, 11, 30, 31, 5])
+        XCTAssertNil(SampleBatch(sensor: .accelerometer, writeTimes: [1], times: [1]).timesWithin)
+    }
 }
 
 /// `fetchDevices` answers whether a device has any row by reading small pieces from the

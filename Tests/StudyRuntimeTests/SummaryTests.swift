@@ -45,6 +45,33 @@ final class QuantileSelectionTests: XCTestCase {
         XCTAssertEqual(pool.segments.map(\.count), [ValuePool.segmentSize, ValuePool.segmentSize, 3])
     }
 
+    /// Appending a stretch of rows at once keeps exactly the present values, in order, across
+    /// segment ends, as appending them one by one does; mixed with single appends.
+    func testAppendingStretchesKeepsThePresentValuesInOrder() {
+        var rng = SplitMix(seed: 9)
+        let size = ValuePool.segmentSize
+        let v: [Double] = (0..<(3 * size + 101)).map { i in i % 7 == 3 || i == size ? .nan : Double(rng.next() % 1_000) }
+        for cuts in [[0, v.count], [0, 5, size - 2, size + 3, 2 * size, v.count], [0, 1, 2, v.count - 1, v.count]] {
+            var pool = ValuePool()
+            var added = 0
+            v.withUnsafeBufferPointer { b in
+                for (k, (a, e)) in zip(cuts, cuts.dropFirst()).enumerated() {
+                    if k % 2 == 1 {
+                        for x in v[a..<e] where !x.isNaN { pool.append(x) }
+                        added += v[a..<e].filter { !$0.isNaN }.count
+                    } else {
+                        added += pool.appendPresent(b, a..<e)
+                    }
+                }
+            }
+            let present = v.filter { !$0.isNaN }
+            XCTAssertEqual(added, present.count, "\(cuts)")
+            XCTAssertEqual(pool.count, present.count, "\(cuts)")
+            XCTAssertEqual(pool.segments.flatMap { $0 }, present, "\(cuts)")
+            XCTAssertEqual(pool.segments.dropLast().map(\.count), [Int](repeating: size, count: present.count / size), "\(cuts)")
+        }
+    }
+
     func testTinyGroups() {
         var empty: [Double] = []
         XCTAssertTrue(Quantiles.of(&empty, [0.5])[0].isNaN)
@@ -489,5 +516,37 @@ final class NaturalFormTests: XCTestCase {
         XCTAssertEqual(try b.count(), laterRows)
         XCTAssertEqual(readsA.count, 1)
         XCTAssertEqual(readsB.count, 1)
+    }
+}
+
+/// A numeric row filter over every row (four values compared at once, groups that all fail
+/// passed over) selects exactly the rows a plain comparison per row selects, in order, for
+/// every operator, with NaN among the values and as the operand, and any length.
+final class RowFilterSelectionTests: XCTestCase {
+    func testEveryOperatorSelectsWhatAComparisonPerRowSelects() throws {
+        var rng = SplitMix(seed: 3)
+        let ops: [(RowFilter.Op, (Double, Double) -> Bool)] = [
+            (.lt, { $0 < $1 }), (.le, { $0 <= $1 }), (.gt, { $0 > $1 }),
+            (.ge, { $0 >= $1 }), (.eq, { $0 == $1 }), (.ne, { $0 != $1 }),
+        ]
+        for n in [0, 1, 3, 4, 5, 8, 13, 1_003] {
+            // Few distinct values, so every operator both passes and fails rows; a rare pass
+            // leaves whole groups of four failing.
+            let v: [Double] = (0..<n).map { _ in
+                switch rng.next() % 20 { case 0: .nan; case 1: 1.5; case 2: -0.0; default: 1.0 }
+            }
+            let batch = SampleBatch(sensor: .accelerometer, writeTimes: v.map { _ in 1 }, times: v.map { _ in 1 },
+                                    columns: [Column(name: "x", data: .double(v))])
+            for operand in [1.0, 1.1, 0.0, -1, .nan] {
+                for (op, compare) in ops {
+                    let filter = RowFilter(field: "x", op: op, operand: .number(operand))
+                    let want = v.indices.filter { compare(v[$0], operand) }
+                    XCTAssertEqual(try filter.select(in: batch, among: nil), want, "n \(n), x \(op.rawValue) \(operand)")
+                    let odd = Array(stride(from: 1, to: n, by: 2))
+                    XCTAssertEqual(try filter.select(in: batch, among: odd), odd.filter { compare(v[$0], operand) },
+                                   "n \(n), among odd rows, x \(op.rawValue) \(operand)")
+                }
+            }
+        }
     }
 }
