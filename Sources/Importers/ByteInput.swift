@@ -376,7 +376,11 @@ final class ReadAheadSource: ByteSource {
     private(set) var fileBytesRead: Int64 = 0
     let compression: String?
 
-    init(_ inner: ByteSource, blockBytes: Int = 1 << 20, depth: Int = 8) {
+    /// The blocks a gzip file is read ahead in: 8 of 1 MiB.
+    static let defaultBlockBytes = 1 << 20
+    static let defaultDepth = 8
+
+    init(_ inner: ByteSource, blockBytes: Int = ReadAheadSource.defaultBlockBytes, depth: Int = ReadAheadSource.defaultDepth) {
         blocks = (0..<depth).map { _ in .allocate(byteCount: blockBytes, alignment: 64) }
         compression = inner.compression
         shared.free = blocks
