@@ -237,11 +237,15 @@ public enum ZstdCompressor {
 /// as it is. (A zstd stream may also start with a skippable frame, `5X 2A 4D 18`:
 /// recognised as zstd too.) `readAhead: false`: decompress on the reading thread, only as
 /// far as it reads (for a look at a header: no thread, nothing decompressed in vain).
-func openByteSource(_ path: String, readAhead: Bool = true) throws -> ByteSource {
+/// `lookahead`: decompressed bytes the thread may hold ahead of the reader (zstd: beyond the
+/// frame's window; gzip: at least `ReadAheadSource`'s default blocks).
+func openByteSource(_ path: String, readAhead: Bool = true, lookahead: Int = ZstdSource.lookahead) throws -> ByteSource {
     let file = try FileSource(path: path)
     switch LeadingBytes(file.leadingBytes(4), complete: false) {
-    case .gzip: return readAhead ? ReadAheadSource(try GzipSource(path: path)) : try GzipSource(path: path)
-    case .zstd: return try ZstdSource(path: path, readAhead: readAhead)
+    case .gzip:
+        guard readAhead else { return try GzipSource(path: path) }
+        return ReadAheadSource(try GzipSource(path: path), depth: ReadAheadSource.depth(lookahead: lookahead))
+    case .zstd: return try ZstdSource(path: path, readAhead: readAhead, lookahead: lookahead)
     case .text, .binary: return file
     }
 }
@@ -379,6 +383,9 @@ final class ReadAheadSource: ByteSource {
     /// The blocks a gzip file is read ahead in: 8 of 1 MiB.
     static let defaultBlockBytes = 1 << 20
     static let defaultDepth = 8
+
+    /// Blocks of the default size that hold `lookahead` bytes, at least the default depth.
+    static func depth(lookahead: Int) -> Int { max(defaultDepth, lookahead / defaultBlockBytes) }
 
     init(_ inner: ByteSource, blockBytes: Int = ReadAheadSource.defaultBlockBytes, depth: Int = ReadAheadSource.defaultDepth) {
         blocks = (0..<depth).map { _ in .allocate(byteCount: blockBytes, alignment: 64) }

@@ -32,8 +32,16 @@ package struct ReadAhead: Sendable, Equatable, CustomStringConvertible {
         ReadAhead(files: files(forCores: ProcessInfo.processInfo.activeProcessorCount))
     }
 
+    /// Decompressed bytes a file's thread may decode ahead of its reader (beyond a zstd
+    /// frame's window). One file ahead: `ZstdSource.lookahead` (2 MiB), as before. More: a
+    /// share of the budget (at most 32 MiB), so that an upload ahead decompresses whole on a
+    /// core of its own instead of 2 MiB of it.
+    package var lookaheadBytes: Int {
+        files == 1 ? ZstdSource.lookahead : max(ZstdSource.lookahead, min(32 << 20, budgetBytes / (files + 1)))
+    }
+
     package var description: String {
-        "\(files) file\(files == 1 ? "" : "s") ahead, decoded buffers within \(budgetBytes >> 20) MiB"
+        "\(files) file\(files == 1 ? "" : "s") ahead, each decoding up to \(lookaheadBytes >> 20) MiB ahead, decoded buffers within \(budgetBytes >> 20) MiB"
     }
 }
 
@@ -78,8 +86,8 @@ final class SourcesAhead {
             source = opened.source
             currentBytes = opened.bytes
         } else {
-            currentBytes = SourcesAhead.decodedBufferBytes(paths[index])
-            source = try openByteSource(paths[index])
+            currentBytes = SourcesAhead.decodedBufferBytes(paths[index], lookahead: limit.lookaheadBytes)
+            source = try openByteSource(paths[index], lookahead: limit.lookaheadBytes)
         }
         // Files before this one are no longer wanted ahead (a caller that skipped one).
         for k in ahead.keys where k < index { ahead[k] = nil }
@@ -87,35 +95,35 @@ final class SourcesAhead {
         var inFlight = bytesInFlight
         while nextAhead < paths.count && nextAhead <= index + limit.files {
             let k = nextAhead
-            let bytes = SourcesAhead.decodedBufferBytes(paths[k])
+            let bytes = SourcesAhead.decodedBufferBytes(paths[k], lookahead: limit.lookaheadBytes)
             // The next file always; further ones within the budget.
             guard k == index + 1 || inFlight + bytes <= limit.budgetBytes else { break }
             nextAhead += 1
             // A file that cannot be opened now is opened (and its error thrown) in its turn.
-            guard let opened = try? openByteSource(paths[k]) else { continue }
+            guard let opened = try? openByteSource(paths[k], lookahead: limit.lookaheadBytes) else { continue }
             ahead[k] = (opened, bytes)
             inFlight += bytes
         }
         return source
     }
 
-    /// The bytes a file's decompression holds while it is read or read ahead, from its first
-    /// bytes: for zstd, the ring `ZstdDecoder` makes for its first frame
-    /// (`ZstdDecoder.ringBytes`); for gzip, `ReadAheadSource`'s blocks; 0 for a plain file
-    /// (mapped or read in place) or one that cannot be read (its error comes in its turn).
-    static func decodedBufferBytes(_ path: String) -> Int {
+    /// The bytes a file's decompression holds while it is read or read ahead with
+    /// `lookahead`, from its first bytes: for zstd, the ring `ZstdDecoder` makes for its first
+    /// frame (`ZstdDecoder.ringBytes`); for gzip, `ReadAheadSource`'s blocks; 0 for a plain
+    /// file (mapped or read in place) or one that cannot be read (its error comes in its turn).
+    static func decodedBufferBytes(_ path: String, lookahead: Int = ZstdSource.lookahead) -> Int {
         guard let file = try? FileSource(path: path) else { return 0 }
         let head = file.leadingBytes(Int(ZSTD_FRAMEHEADERSIZE_MAX))
         switch LeadingBytes(head, complete: false) {
-        case .gzip: return ReadAheadSource.defaultBlockBytes * ReadAheadSource.defaultDepth
+        case .gzip: return ReadAheadSource.defaultBlockBytes * ReadAheadSource.depth(lookahead: lookahead)
         case .zstd:
             var header = ZSTD_frameHeader()
             let rc = head.withUnsafeBytes { ZSTD_getFrameHeader(&header, $0.baseAddress, $0.count) }
             guard ZSTD_isError(rc) == 0, rc == 0, header.frameType == ZSTD_frame else {
                 // A skippable frame first, or a damaged header: as much as a default frame's.
-                return Int(ZSTD_BLOCKSIZE_MAX) * 2 + ZstdSource.lookahead
+                return Int(ZSTD_BLOCKSIZE_MAX) * 2 + lookahead
             }
-            return ZstdDecoder.ringBytes(header, lookahead: ZstdSource.lookahead)
+            return ZstdDecoder.ringBytes(header, lookahead: lookahead)
         case .text, .binary: return 0
         }
     }

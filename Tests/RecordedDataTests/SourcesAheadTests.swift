@@ -131,13 +131,40 @@ final class SourcesAheadTests: XCTestCase {
         XCTAssertLessThan(SourcesAhead.decodedBufferBytes(small[0].0), 64 << 10)
         XCTAssertEqual(SourcesAhead.decodedBufferBytes(try writeFile(dir, "plain.csv", "timestamp\n")), 0)
         for (set, budget, expectedAhead) in [(large, 8 << 20, 1), (large, 64 << 20, 5), (small, 8 << 20, 5)] {
-            let sources = SourcesAhead(set.map(\.0), limit: ReadAhead(files: 5, budgetBytes: budget))
+            let limit = ReadAhead(files: 5, budgetBytes: budget)
+            let sources = SourcesAhead(set.map(\.0), limit: limit)
             for (k, (path, text)) in set.enumerated() {
                 let source = try sources.open(k)
                 XCTAssertEqual(sources.openAhead, min(expectedAhead, set.count - 1 - k), "file \(k), budget \(budget >> 20) MiB")
                 if sources.openAhead > 1 { XCTAssertLessThanOrEqual(sources.bytesInFlight, budget) }
                 XCTAssertEqual(try readAll(source), text, path)
-                XCTAssertEqual((source as? ZstdSource)?.ringBytes, SourcesAhead.decodedBufferBytes(path), "the ring counted is the ring made")
+                XCTAssertEqual((source as? ZstdSource)?.ringBytes, SourcesAhead.decodedBufferBytes(path, lookahead: limit.lookaheadBytes),
+                               "the ring counted is the ring made")
+            }
+        }
+    }
+
+    /// A frame that declares no content size (streamed, as `compressFile` writes it): one file
+    /// ahead decodes 2 MiB beyond the window, as before; several ahead, a share of the budget
+    /// (at most 32 MiB), so that an upload ahead decodes whole. Its ring is the size counted.
+    func testSeveralAheadDecodeFurtherAhead() throws {
+        let dir = try recordedTempDir(self)
+        let plain = try writeFile(dir, "upload.csv", String(decoding: heartRateUpload(from: 1_732_143_600, lines: 150_000), as: UTF8.self))
+        let path = dir.appendingPathComponent("upload.csv.zstd").path
+        try ZstdCompressor.compressFile(plain, to: path)
+        XCTAssertEqual(ReadAhead(files: 1).lookaheadBytes, 2 << 20)
+        XCTAssertEqual(ReadAhead(files: 8).lookaheadBytes, (256 << 20) / 9)
+        XCTAssertEqual(ReadAhead(files: 4).lookaheadBytes, 32 << 20)
+        XCTAssertEqual(ReadAhead(files: 4, budgetBytes: 1 << 20).lookaheadBytes, 2 << 20, "never less than one file ahead's")
+        for limit in [ReadAhead(files: 1), ReadAhead(files: 4)] {
+            let sources = SourcesAhead([path], limit: limit)
+            let source = try sources.open(0)
+            let text = try readAll(source)
+            XCTAssertEqual(text.count, (try FileManager.default.attributesOfItem(atPath: plain)[.size] as? NSNumber)?.intValue)
+            let ring = try XCTUnwrap((source as? ZstdSource)?.ringBytes)
+            XCTAssertEqual(ring, SourcesAhead.decodedBufferBytes(path, lookahead: limit.lookaheadBytes), "\(limit)")
+            if limit.files == 1 { XCTAssertLessThan(ring, text.count, "one ahead: less than the upload") } else {
+                XCTAssertGreaterThan(ring, text.count, "several ahead: the whole upload fits")
             }
         }
     }
