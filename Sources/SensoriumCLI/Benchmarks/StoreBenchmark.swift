@@ -487,7 +487,8 @@ public enum StoreBenchmark {
     /// opened ahead as this machine's cores allow (`ReadAhead.forThisMachine`); when that is
     /// more than one, the `.zstd` tree is also imported one file ahead (as before), to show
     /// what decoding several uploads at once gives.
-    static func runUploads(start: Double, dir: URL, summary: inout [(String, Double)], output: (String) -> Void) throws {
+    /// `keepFiles`: leave the three trees in `dir` (to time or profile an import of them).
+    static func runUploads(start: Double, dir: URL, keepFiles: Bool, summary: inout [(String, Double)], output: (String) -> Void) throws {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         let ahead = ReadAhead.forThisMachine
@@ -531,7 +532,7 @@ public enum StoreBenchmark {
                 output(String(format: "  many uploads CSV.zstd: %d files ahead take %.2fx the time per row of one file ahead", ahead.files, oneRate / rates["zstd"]!))
             }
         }
-        for root in trees.values { try FileManager.default.removeItem(atPath: root) }
+        if !keepFiles { for root in trees.values { try FileManager.default.removeItem(atPath: root) } }
     }
 
     /// Writes `source` gzip-compressed to `target` (ISA-L's deflate, level 1, as fast as the
@@ -570,7 +571,7 @@ public enum StoreBenchmark {
     }
 
     /// The whole benchmark; prints through `output`. `directory`: work there and keep its
-    /// files (the MyDataHelps JSON tree too), instead of a temporary folder removed at the end.
+    /// files (the MyDataHelps JSON tree and the many-uploads trees too), instead of a temporary folder removed at the end.
     /// `parts`: "native" (export, native import plain and zstd-compressed, size, decode),
     /// "mhc" (MyHeartCounts CSV import and the summaries), "mdh" (MyDataHelps JSON import),
     /// "uploads" (a MyHeartCounts tree of many uploads, plain, zstd and gzip); all when empty. Ends with
@@ -600,7 +601,7 @@ public enum StoreBenchmark {
             try runMDH(days: weekDays, start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
         }
         if parts.isEmpty || parts.contains("uploads") {
-            try runUploads(start: start, dir: dir, summary: &summary, output: output)
+            try runUploads(start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
         }
         guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
