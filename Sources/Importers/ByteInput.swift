@@ -188,12 +188,14 @@ public enum ZstdCompressor {
     }
 
     /// Compresses the file at `source` into `target` (one frame, streamed in 1 MiB blocks);
-    /// returns the bytes written.
+    /// returns the bytes written. `workers`: libzstd's compression threads (0: this thread
+    /// alone; more, where libzstd was built with them, still one frame).
     @discardableResult
-    public static func compressFile(_ source: String, to target: String, level: Int32 = defaultLevel) throws -> Int64 {
+    public static func compressFile(_ source: String, to target: String, level: Int32 = defaultLevel, workers: Int = 0) throws -> Int64 {
         let input = try FileSource(path: source)
         let context = try makeContext(level: level, what: target)
         defer { ZSTD_freeCCtx(context) }
+        if workers > 0 { ZSTD_CCtx_setParameter(context, ZSTD_c_nbWorkers, Int32(min(workers, 64))) }
         guard FileManager.default.createFile(atPath: target, contents: nil), let output = FileHandle(forWritingAtPath: target) else {
             throw ImportError(file: target, "cannot write")
         }

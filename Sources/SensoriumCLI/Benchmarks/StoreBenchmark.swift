@@ -244,8 +244,12 @@ public enum StoreBenchmark {
         output("  " + readIntoPageCache(folder.path))
         let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
-        try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
-                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+        let plainRate = try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
+                                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+        // One day: the zstd pass is compared with this import (the same files); more: with the first day's own.
+        if days == 1 {
+            try runNativeZstd(study: study, source: sim, start: start, dir: dir, plain: (folder, plainRate, exported.rows), summary: &summary, output: output)
+        }
         try FileManager.default.removeItem(at: folder)
         try store.checkpoint()
         let used = try store.usedBytes()
@@ -266,20 +270,21 @@ public enum StoreBenchmark {
         output(String(format: "  native store decoded (every chunk, every column, one thread; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx); %.3f CPU-s (%.0f M samples per CPU-s)",
                       decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6, cpu, Double(decoded) / cpu / 1e6))
         try store.close()
-        try runNativeZstd(study: study, source: sim, start: start, dir: dir, summary: &summary, output: output)
+        if days > 1 { try runNativeZstd(study: study, source: sim, start: start, dir: dir, plain: nil, summary: &summary, output: output) }
     }
 
     /// A native export's first day, plain and with every sample file zstd-compressed under
     /// its own name (compression is recognised by the bytes), each imported into a store of
-    /// its own: the compressed import's time per row against the plain one's.
-    static func runNativeZstd(study: NativeFormat.Study, source: any SampleSource, start: Double, dir: URL,
+    /// its own: the compressed import's time per row against the plain one's. `plain`: the
+    /// first day exported and imported already (its folder, kept, and its import's rate).
+    static func runNativeZstd(study: NativeFormat.Study, source: any SampleSource, start: Double, dir: URL, plain imported: (folder: URL, rate: Double, rows: Int)?,
                               summary: inout [(String, Double)], output: (String) -> Void) throws {
         func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         var day = study
         day.end = start + 86_400
-        let plain = dir.appendingPathComponent("native-day"), zstd = dir.appendingPathComponent("native-day-zstd")
-        let exported = try NativeFormat.export(day, source: source, to: plain)
+        let plain = imported?.folder ?? dir.appendingPathComponent("native-day"), zstd = dir.appendingPathComponent("native-day-zstd")
+        let rows = try imported?.rows ?? NativeFormat.export(day, source: source, to: plain).rows
         let files = (FileManager.default.enumerator(atPath: plain.path)?.compactMap { $0 as? String } ?? []).sorted()
             .filter { f in
                 var isFolder: ObjCBool = false
@@ -293,13 +298,14 @@ public enum StoreBenchmark {
                 try FileManager.default.copyItem(atPath: plain.path + "/" + files[k], toPath: target)
                 return 0
             }
-            return try ZstdCompressor.compressFile(plain.path + "/" + files[k], to: target)
+            return try ZstdCompressor.compressFile(plain.path + "/" + files[k], to: target,
+                                                   workers: max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, files.count - 1)))
         }.reduce(0, +)
         let plainBytes = RecordedStore.bytes(under: plain.path)
         output(String(format: "  native export, the first day: %d rows, %.0f MB of CSV; its sample files zstd-compressed under the same names (level %d): %.0f MB in %.2f s",
-                      exported.rows, Double(plainBytes) / 1e6, ZstdCompressor.defaultLevel, Double(compressed) / 1e6, secs(t)))
-        var plainRate = 0.0
-        for (folder, key) in [(plain, "plain"), (zstd, "zstd")] {
+                      rows, Double(plainBytes) / 1e6, ZstdCompressor.defaultLevel, Double(compressed) / 1e6, secs(t)))
+        var plainRate = imported?.rate ?? 0
+        for (folder, key) in [(plain, "plain"), (zstd, "zstd")] where key == "zstd" || imported == nil {
             output("  " + readIntoPageCache(folder.path))
             let store = try RecordedStore(path: dir.appendingPathComponent("native-day-\(key).sqlite").path)
             let label = key == "plain" ? "native, the first day" : "native zstd, the first day"
@@ -452,7 +458,7 @@ public enum StoreBenchmark {
         for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
             let target = zstdRoot + "/" + f + ".zstd"
             try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target)
+            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target, workers: ProcessInfo.processInfo.activeProcessorCount)
         }
         output(String(format: "  MyDataHelps JSON.zstd, the first day of both devices: %.0f MB compressed (zstd level %d) in %.2f s",
                       Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(tz)))
@@ -576,7 +582,7 @@ public enum StoreBenchmark {
     /// "mhc" (MyHeartCounts CSV import and the summaries), "mdh" (MyDataHelps JSON import),
     /// "uploads" (a MyHeartCounts tree of many uploads, plain, zstd and gzip); all when empty. Ends with
     /// one line of every rate measured.
-    public static func run(weekDays: Int = 7, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
+    public static func run(weekDays: Int = 1, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
         let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
@@ -587,6 +593,7 @@ public enum StoreBenchmark {
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         output("sensorium bench store: 50 Hz accelerometer, native, MyDataHelps JSON and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
         output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
+        output("  long runs: \(weekDays) day(s) (--days; 7 gives the participant-week figures). Each compressed import is compared with the same files plain: \"N x the uncompressed import's time per row\" (target ≤ 1.3); \"cores busy\" is its CPU-seconds over its wall seconds")
         var summary: [(String, Double)] = []
         defer {
             if !summary.isEmpty {
@@ -607,9 +614,11 @@ public enum StoreBenchmark {
         var weekStore: RecordedStore? = nil
         var lastRate = 0.0
         var importRate = 0.0
-        for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
-            // Named by label: with --days 1 the "week" is one day too, in files of its own.
-            let isWeek = label == "participant-week"
+        // The longer run: a participant-week by name when it is one (with --days 1 it is one
+        // day too, in files of its own).
+        let weekLabel = weekDays == 7 ? "participant-week" : "\(weekDays)-day run"
+        for (label, days) in [("participant-day", 1), (weekLabel, weekDays)] {
+            let isWeek = label == weekLabel
             let csv = dir.appendingPathComponent("accelerometer-\(label).csv").path
             var t = now()
             let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
@@ -655,7 +664,7 @@ public enum StoreBenchmark {
                 try FileManager.default.removeItem(atPath: gzPath)
                 let zstdPath = csv + ".zstd"
                 t = now()
-                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath)
+                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath, workers: ProcessInfo.processInfo.activeProcessorCount)
                 output(String(format: "  %@ .csv.zstd: %.0f MB compressed (zstd level %d) in %.2f s",
                               label, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(t)))
                 output("  " + readIntoPageCache(zstdPath))
@@ -678,8 +687,8 @@ public enum StoreBenchmark {
             let t = now()
             let stored = try summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
             let s1 = secs(t)
-            output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
-                          s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
+            output(String(format: "  stored %@ (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
+                          weekLabel, s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
         }
         let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch,
                                                  profile: ParticipantProfile(preset: .officeWorker))
@@ -690,18 +699,18 @@ public enum StoreBenchmark {
         var t = now()
         let fromSim = try summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let simSeconds = secs(t)
-        output(String(format: "  simulator participant-week: same summary: %.2f s, %.1f M samples/s (%d samples)",
-                      simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
+        output(String(format: "  simulator %@: same summary: %.2f s, %.1f M samples/s (%d samples)",
+                      weekLabel, simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
         let simStore = try RecordedStore(path: dir.appendingPathComponent("simulated-week.sqlite").path)
         t = now()
         let n = try simStore.copy(.accelerometer, from: sim, participant: "bench", device: phone, start: start, end: end, timeZone: "Europe/Paris")
-        output(String(format: "  the simulator's week stored: %d rows in %.2f s", n, secs(t)))
+        output(String(format: "  the simulator's %@ stored: %d rows in %.2f s", weekLabel, n, secs(t)))
         let rec = try simStore.source()
         t = now()
         let fromStore = try summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let storeSeconds = secs(t)
-        output(String(format: "  stored simulator week: same summary: %.2f s, %.1f M samples/s; identical result: %@",
-                      storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
+        output(String(format: "  stored simulator %@: same summary: %.2f s, %.1f M samples/s; identical result: %@",
+                      weekLabel, storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
         output(String(format: "  ratio stored / simulator: %.2f (target ≤ 2)", storeSeconds / simSeconds))
         output(String(format: "  peak resident memory of the summaries and the stored simulator week: %.0f MB", Double(peakResidentBytes()) / 1e6))
         try simStore.close()
