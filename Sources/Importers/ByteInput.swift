@@ -188,12 +188,14 @@ public enum ZstdCompressor {
     }
 
     /// Compresses the file at `source` into `target` (one frame, streamed in 1 MiB blocks);
-    /// returns the bytes written.
+    /// returns the bytes written. `workers`: libzstd's compression threads (0: this thread
+    /// alone; more, where libzstd was built with them, still one frame).
     @discardableResult
-    public static func compressFile(_ source: String, to target: String, level: Int32 = defaultLevel) throws -> Int64 {
+    public static func compressFile(_ source: String, to target: String, level: Int32 = defaultLevel, workers: Int = 0) throws -> Int64 {
         let input = try FileSource(path: source)
         let context = try makeContext(level: level, what: target)
         defer { ZSTD_freeCCtx(context) }
+        if workers > 0 { ZSTD_CCtx_setParameter(context, ZSTD_c_nbWorkers, Int32(min(workers, 64))) }
         guard FileManager.default.createFile(atPath: target, contents: nil), let output = FileHandle(forWritingAtPath: target) else {
             throw ImportError(file: target, "cannot write")
         }
@@ -237,11 +239,15 @@ public enum ZstdCompressor {
 /// as it is. (A zstd stream may also start with a skippable frame, `5X 2A 4D 18`:
 /// recognised as zstd too.) `readAhead: false`: decompress on the reading thread, only as
 /// far as it reads (for a look at a header: no thread, nothing decompressed in vain).
-func openByteSource(_ path: String, readAhead: Bool = true) throws -> ByteSource {
+/// `lookahead`: decompressed bytes the thread may hold ahead of the reader (zstd: beyond the
+/// frame's window; gzip: at least `ReadAheadSource`'s default blocks).
+func openByteSource(_ path: String, readAhead: Bool = true, lookahead: Int = ZstdSource.lookahead) throws -> ByteSource {
     let file = try FileSource(path: path)
     switch LeadingBytes(file.leadingBytes(4), complete: false) {
-    case .gzip: return readAhead ? ReadAheadSource(try GzipSource(path: path)) : try GzipSource(path: path)
-    case .zstd: return try ZstdSource(path: path, readAhead: readAhead)
+    case .gzip:
+        guard readAhead else { return try GzipSource(path: path) }
+        return ReadAheadSource(try GzipSource(path: path), depth: ReadAheadSource.depth(lookahead: lookahead))
+    case .zstd: return try ZstdSource(path: path, readAhead: readAhead, lookahead: lookahead)
     case .text, .binary: return file
     }
 }
@@ -376,7 +382,14 @@ final class ReadAheadSource: ByteSource {
     private(set) var fileBytesRead: Int64 = 0
     let compression: String?
 
-    init(_ inner: ByteSource, blockBytes: Int = 1 << 20, depth: Int = 8) {
+    /// The blocks a gzip file is read ahead in: 8 of 1 MiB.
+    static let defaultBlockBytes = 1 << 20
+    static let defaultDepth = 8
+
+    /// Blocks of the default size that hold `lookahead` bytes, at least the default depth.
+    static func depth(lookahead: Int) -> Int { max(defaultDepth, lookahead / defaultBlockBytes) }
+
+    init(_ inner: ByteSource, blockBytes: Int = ReadAheadSource.defaultBlockBytes, depth: Int = ReadAheadSource.defaultDepth) {
         blocks = (0..<depth).map { _ in .allocate(byteCount: blockBytes, alignment: 64) }
         compression = inner.compression
         shared.free = blocks

@@ -110,10 +110,12 @@ public enum MDHFormat {
 
     /// Imports the files in order, each on two threads (`MDHPipeline`); the open streams are
     /// written out whenever the participant or device changes.
-    static func importFiles(_ jobs: [FileJob], session: ImportSession, progress: ImportProgress?) throws {
+    /// `readAhead`: how many files are opened (and decompressing) ahead of the one read.
+    static func importFiles(_ jobs: [FileJob], session: ImportSession, progress: ImportProgress?,
+                            readAhead: ReadAhead = .forThisMachine) throws {
         var missing: [MissingField: Int] = [:]
         var lastKey: (String, String) = ("", "")
-        let sources = SourcesAhead()
+        let sources = SourcesAhead(jobs.map(\.path), limit: readAhead)
         for (i, job) in jobs.enumerated() {
             if (job.participant, job.deviceID) != lastKey {
                 try session.flushAll()
@@ -121,7 +123,7 @@ public enum MDHFormat {
             }
             progress?.beginFile(job.path)
             session.stats.files += 1
-            let source = try sources.open(job.path, next: i + 1 < jobs.count ? jobs[i + 1].path : nil)
+            let source = try sources.open(i)
             let notes = try MDHPipeline.run(job, session: session, progress: progress, source: source)
             for (k, n) in notes.notUnderstood { session.stats.notUnderstood[k, default: 0] += n }
             for w in notes.warnings { session.stats.warn(w) }

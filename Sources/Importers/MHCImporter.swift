@@ -116,8 +116,9 @@ public enum MHCFormat {
 
     /// Imports CSV uploads of one participant. `folderSensors`: the sensor an upload tree's
     /// folder names for a file (`SensorKit/<sensor id>/`); its header must be that sensor's.
+    /// `readAhead`: how many files are opened (and decompressing) ahead of the one read.
     static func importFiles(_ files: [String], participant: String, folderSensors: [String: Sensor] = [:],
-                            session: ImportSession, progress: ImportProgress?) throws {
+                            session: ImportSession, progress: ImportProgress?, readAhead: ReadAhead = .forThisMachine) throws {
         // Wrist-temperature files name no device: read them last, after the watch is known.
         var classified: [(String, Sensor)] = []
         for f in files {
@@ -136,11 +137,11 @@ public enum MHCFormat {
         }
         let ordered = classified.filter { $0.1 != .wristTemperature } + classified.filter { $0.1 == .wristTemperature }
         var lastWatch: SRDevice? = nil
-        let sources = SourcesAhead()
+        let sources = SourcesAhead(ordered.map(\.0), limit: readAhead)
         for (i, (f, sensor)) in ordered.enumerated() {
             progress?.beginFile(f)
             session.stats.files += 1
-            let source = try sources.open(f, next: i + 1 < ordered.count ? ordered[i + 1].0 : nil)
+            let source = try sources.open(i)
             if sensor == .wristTemperature {
                 try importWristTemperature(f, participant: participant, watch: lastWatch, session: session, progress: progress, source: source)
             } else {

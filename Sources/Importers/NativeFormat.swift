@@ -334,7 +334,9 @@ public enum NativeFormat {
     // MARK: Import
 
     /// Imports a native folder (or its manifest.json) into `session`.
-    static func importFolder(_ path: String, session: ImportSession, participantFilter: String?, progress: ImportProgress?) throws {
+    /// `readAhead`: how many stream files are opened (and decompressing) ahead of the one read.
+    static func importFolder(_ path: String, session: ImportSession, participantFilter: String?, progress: ImportProgress?,
+                             readAhead: ReadAhead = .forThisMachine) throws {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ImportError(file: path, "no such file or folder")
@@ -454,32 +456,46 @@ public enum NativeFormat {
                                      through: try number(em["through"], ep + ".through", date: false)),
                     at: try number(em["at"], ep + ".at"), reason: reason))
             }
-            for (i, sv) in (m["streams"]?.arrayItems ?? []).enumerated() {
-                let sp = "\(pp).streams[\(i)]"
-                guard case .object(let so) = sv else { throw fail(sp, "expected an object") }
-                let sm = Dictionary(so, uniquingKeysWith: { a, _ in a })
-                let s = try sensor(sm["sensor"], sp + ".sensor")
-                guard let d = try device(sm["device"], sp + ".device") else { throw fail(sp + ".device", "expected a device id") }
-                guard s.deviceKinds.contains(d.kind) else {
-                    throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (contract §3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
-                }
-                guard case .string(let file)? = sm["file"], staysInside(file) else {
-                    throw fail(sp + ".file", "expected a file path relative to the folder, without '..'")
-                }
-                var float32 = Set<String>()
-                if let list = sm["float32"] {
-                    guard case .array(let names) = list else { throw fail(sp + ".float32", "expected an array of column names") }
-                    for (k, nv) in names.enumerated() {
-                        guard case .string(let name) = nv, s.info.columnFields.contains(where: { $0.name == name && $0.type.columnKind == .double }) else {
-                            let doubles = s.info.columnFields.filter { $0.type.columnKind == .double }.map(\.name)
-                            throw fail("\(sp).float32[\(k)]", "expected a number column of \(s.rawValue) (\(doubles.isEmpty ? "it has none" : doubles.joined(separator: ", "))), found \(describe(nv))")
-                        }
-                        float32.insert(name)
+            // The streams are listed first, so that their files can be opened ahead; a stream
+            // the manifest describes wrongly is reported after the streams before it, as when
+            // each was imported as soon as it was read.
+            var streams: [(path: String, device: SRDevice, sensor: Sensor, float32: Set<String>)] = []
+            var listFailure: Error?
+            do {
+                for (i, sv) in (m["streams"]?.arrayItems ?? []).enumerated() {
+                    let sp = "\(pp).streams[\(i)]"
+                    guard case .object(let so) = sv else { throw fail(sp, "expected an object") }
+                    let sm = Dictionary(so, uniquingKeysWith: { a, _ in a })
+                    let s = try sensor(sm["sensor"], sp + ".sensor")
+                    guard let d = try device(sm["device"], sp + ".device") else { throw fail(sp + ".device", "expected a device id") }
+                    guard s.deviceKinds.contains(d.kind) else {
+                        throw fail(sp + ".device", "\(s.rawValue) does not come from a \(d.kind.rawValue) (contract §3.1: \(s.deviceKinds.map(\.rawValue).joined(separator: ", ")))")
                     }
+                    guard case .string(let file)? = sm["file"], staysInside(file) else {
+                        throw fail(sp + ".file", "expected a file path relative to the folder, without '..'")
+                    }
+                    var float32 = Set<String>()
+                    if let list = sm["float32"] {
+                        guard case .array(let names) = list else { throw fail(sp + ".float32", "expected an array of column names") }
+                        for (k, nv) in names.enumerated() {
+                            guard case .string(let name) = nv, s.info.columnFields.contains(where: { $0.name == name && $0.type.columnKind == .double }) else {
+                                let doubles = s.info.columnFields.filter { $0.type.columnKind == .double }.map(\.name)
+                                throw fail("\(sp).float32[\(k)]", "expected a number column of \(s.rawValue) (\(doubles.isEmpty ? "it has none" : doubles.joined(separator: ", "))), found \(describe(nv))")
+                            }
+                            float32.insert(name)
+                        }
+                    }
+                    streams.append((dir.appendingPathComponent(file).path, d, s, float32))
                 }
-                try importCSV(dir.appendingPathComponent(file).path, participant: id, device: d, sensor: s,
-                              float32: float32, session: session, progress: progress)
+            } catch {
+                listFailure = error
             }
+            let sources = SourcesAhead(streams.map(\.path), limit: readAhead)
+            for (k, stream) in streams.enumerated() {
+                try importCSV(stream.path, participant: id, device: stream.device, sensor: stream.sensor, float32: stream.float32,
+                              session: session, progress: progress, source: try sources.open(k))
+            }
+            if let listFailure { throw listFailure }
             try session.flushAll()
         }
         if let only = participantFilter, !matched {
@@ -494,10 +510,11 @@ public enum NativeFormat {
     }
 
     /// One sample file: header `writeTime,time,<columns>`; see docs/native-format.md. Values of
-    /// the columns named in `float32` are read as doubles and rounded to Float32s.
+    /// the columns named in `float32` are read as doubles and rounded to Float32s. `source`:
+    /// the file opened already (`SourcesAhead`).
     static func importCSV(_ path: String, participant: String, device: SRDevice, sensor: Sensor, float32: Set<String> = [],
-                          session: ImportSession, progress: ImportProgress?) throws {
-        let csv = CSVReader(path: path, source: try openByteSource(path))
+                          session: ImportSession, progress: ImportProgress?, source: ByteSource? = nil) throws {
+        let csv = CSVReader(path: path, source: try source ?? openByteSource(path))
         progress?.beginFile(path)
         session.stats.files += 1
         guard try csv.nextRecord() else { throw ImportError(file: path, line: 1, "empty file: expected the header line writeTime,time,…") }

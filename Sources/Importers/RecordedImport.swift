@@ -27,6 +27,9 @@ public struct ImportRequest: Sendable {
     public var timeZone: String?
     /// Draw a progress bar (nil: only when stderr is a terminal).
     public var progressBar: Bool?
+    /// How many files are opened (and decompressing) ahead of the one read: this machine's
+    /// (`ReadAhead.forThisMachine`) unless set. What is stored does not depend on it.
+    package var readAhead: ReadAhead = .forThisMachine
 
     public init(format: ImportFormat, sources: [String], participant: String? = nil, timeZone: String? = nil,
                 progressBar: Bool? = nil) {
@@ -94,7 +97,8 @@ extension RecordedStore {
             switch request.format {
             case .native:
                 for s in request.sources {
-                    try NativeFormat.importFolder(s, session: session, participantFilter: request.participant, progress: progress)
+                    try NativeFormat.importFolder(s, session: session, participantFilter: request.participant, progress: progress,
+                                                  readAhead: request.readAhead)
                 }
             case .mhc:
                 for p in mhcPlan.participants {
@@ -103,7 +107,7 @@ extension RecordedStore {
                     let csv = mhcPlan.csv.filter { $0.participant == p }
                     try MHCFormat.importFiles(csv.map(\.path), participant: p,
                                               folderSensors: Dictionary(csv.map { ($0.path, $0.sensor) }, uniquingKeysWith: { a, _ in a }),
-                                              session: session, progress: progress)
+                                              session: session, progress: progress, readAhead: request.readAhead)
                     try session.flushAll()
                     for job in mhcPlan.fhir where job.participant == p {
                         progress.beginFile(job.path)
@@ -123,7 +127,7 @@ extension RecordedStore {
                 try session.addParticipant(RecordedParticipant(id: p, timeZone: request.timeZone ?? "UTC",
                                                                 timeZoneKnown: request.timeZone != nil))
                 if request.timeZone == nil { session.stats.warn("participant '\(p)': no time zone given, UTC assumed (use --timezone)") }
-                try MHCFormat.importFiles(mhcFiles, participant: p, session: session, progress: progress)
+                try MHCFormat.importFiles(mhcFiles, participant: p, session: session, progress: progress, readAhead: request.readAhead)
             case .mdhJSON:
                 var seen = Set<String>()
                 for j in mdhJobs where seen.insert(j.participant).inserted {
@@ -131,7 +135,7 @@ extension RecordedStore {
                                                                     timeZoneKnown: request.timeZone != nil))
                 }
                 if request.timeZone == nil { session.stats.warn("MyDataHelps exports carry no time zone: UTC assumed (use --timezone)") }
-                try MDHFormat.importFiles(mdhJobs, session: session, progress: progress)
+                try MDHFormat.importFiles(mdhJobs, session: session, progress: progress, readAhead: request.readAhead)
             }
             // Nothing read is an error (the transaction stores nothing), naming what was skipped.
             let stats = session.stats

@@ -65,6 +65,9 @@ final class ZstdSource: ByteSource {
         if decoder == nil { shared.cancelAndWait() }
     }
 
+    /// Bytes of the ring decoded into so far (0 before the first frame's header is read).
+    var ringBytes: Int { shared.size }
+
     func read(into p: UnsafeMutableRawPointer, count: Int) throws -> Int {
         var done = 0
         while done < count {
@@ -379,12 +382,7 @@ final class ZstdDecoder {
                 throw ImportError(file: path, "not valid zstd data (\(String(cString: ZSTD_getErrorString(ZSTD_error_frameParameter_windowTooLarge)))): the frame at compressed byte \(position) asks for a \(header.windowSize)-byte window, more than the \(ZstdDecoder.windowLimit) bytes allowed")
             }
             blockMax = Int(header.blockSizeMax)
-            // A round buffer as libzstd's rule sizes it, plus the read-ahead; a frame that
-            // declares a smaller content fits whole (it then never wraps).
-            var bytes = ZSTD_decodingBufferSize_min(header.windowSize, UInt64.max) + lookahead
-            if header.frameContentSize != UInt64.max && header.frameContentSize < UInt64(bytes) {
-                bytes = Int(header.frameContentSize) + blockMax + 64
-            }
+            let bytes = ZstdDecoder.ringBytes(header, lookahead: lookahead)
             if bytes > ring.size {
                 guard ring.ensure(bytes) else { throw CancellationError() }
                 writeAt = 0
@@ -396,6 +394,18 @@ final class ZstdDecoder {
         if ZSTD_isError(begun) != 0 { throw failure(begun, count: 0) }
         inFrame = true
         started = true
+    }
+
+    /// The ring a frame with `header` (a frame, not a skippable one, its window within
+    /// `windowLimit`) is decoded into: a round buffer as libzstd's rule sizes it, plus
+    /// `lookahead`; a frame that declares a smaller content fits whole (it then never wraps).
+    static func ringBytes(_ header: ZSTD_frameHeader, lookahead: Int) -> Int {
+        let window = min(header.windowSize, windowLimit)
+        let bytes = ZSTD_decodingBufferSize_min(window, UInt64.max) + lookahead
+        if header.frameContentSize != UInt64.max && header.frameContentSize < UInt64(bytes) {
+            return Int(header.frameContentSize) + Int(header.blockSizeMax) + 64
+        }
+        return bytes
     }
 
     /// Hands the compressed bytes already decoded back to the system every 4 MiB (a mapping:

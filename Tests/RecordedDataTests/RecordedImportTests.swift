@@ -403,8 +403,13 @@ final class RecordedImportTests: XCTestCase {
             let sample = "[" + elements.joined(separator: k % 5 == 0 ? ",\n" : ",") + "]"
             return k % 4 == 1 ? "{\"sample\": \(sample), \"timestamp\": \(w)}" : "{\"timestamp\": \(w), \"sample\": \(sample)}"
         }
-        func importFile(_ text: String, _ name: String, windowBytes: Int?) throws -> (digest: String, readAhead: Int) {
-            let path = try writeFile(dir, "\(name)/q.json", text)
+        func importFile(_ text: String, _ name: String, windowBytes: Int?, zstd: Bool = false) throws -> (digest: String, readAhead: Int) {
+            var path = try writeFile(dir, "\(name)/q.json", text)
+            if zstd {
+                try Data(try ZstdCompressor.compress(Array(text.utf8))).write(to: URL(fileURLWithPath: path + ".zstd"))
+                try FileManager.default.removeItem(atPath: path)
+                path += ".zstd"
+            }
             let store = try RecordedStore(path: dir.appendingPathComponent("\(name)-\(windowBytes ?? 0).sqlite").path)
             let job = MDHFormat.FileJob(path: path, sensor: .accelerometer, kind: .phone, participant: "P1", deviceID: "d1")
             let (notes, _) = try store.importing { session in
@@ -420,6 +425,10 @@ final class RecordedImportTests: XCTestCase {
         XCTAssertEqual(one.readAhead, 0)
         XCTAssertGreaterThan(two.readAhead, 5, "the second reader's items were taken")
         XCTAssertEqual(two.digest, one.digest)
+        // A compressed file (read into a window, not mapped) has its second reader too.
+        let compressed = try importFile(good, "zstd", windowBytes: 8_192, zstd: true)
+        XCTAssertGreaterThan(compressed.readAhead, 5, "the second reader's items were taken from a zstd file")
+        XCTAssertEqual(compressed.digest, one.digest)
 
         let bad = "{\"device\": \(device), \"samples\": [\n" + (0..<60).map { item($0, bad: $0 == 50) }.joined(separator: ",\n") + "]}\n"
         var messages: [String] = []

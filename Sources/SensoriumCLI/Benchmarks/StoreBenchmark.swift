@@ -244,8 +244,12 @@ public enum StoreBenchmark {
         output("  " + readIntoPageCache(folder.path))
         let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
-        try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
-                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+        let plainRate = try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
+                                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+        // One day: the zstd pass is compared with this import (the same files); more: with the first day's own.
+        if days == 1 {
+            try runNativeZstd(study: study, source: sim, start: start, dir: dir, plain: (folder, plainRate, exported.rows), summary: &summary, output: output)
+        }
         try FileManager.default.removeItem(at: folder)
         try store.checkpoint()
         let used = try store.usedBytes()
@@ -266,6 +270,53 @@ public enum StoreBenchmark {
         output(String(format: "  native store decoded (every chunk, every column, one thread; best of 2): %d samples in %.3f s = %.0f M samples/s (target ≥ 200: %.2fx); %.3f CPU-s (%.0f M samples per CPU-s)",
                       decoded, s, Double(decoded) / s / 1e6, Double(decoded) / s / 200e6, cpu, Double(decoded) / cpu / 1e6))
         try store.close()
+        if days > 1 { try runNativeZstd(study: study, source: sim, start: start, dir: dir, plain: nil, summary: &summary, output: output) }
+    }
+
+    /// A native export's first day, plain and with every sample file zstd-compressed under
+    /// its own name (compression is recognised by the bytes), each imported into a store of
+    /// its own: the compressed import's time per row against the plain one's. `plain`: the
+    /// first day exported and imported already (its folder, kept, and its import's rate).
+    static func runNativeZstd(study: NativeFormat.Study, source: any SampleSource, start: Double, dir: URL, plain imported: (folder: URL, rate: Double, rows: Int)?,
+                              summary: inout [(String, Double)], output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        var day = study
+        day.end = start + 86_400
+        let plain = imported?.folder ?? dir.appendingPathComponent("native-day"), zstd = dir.appendingPathComponent("native-day-zstd")
+        let rows = try imported?.rows ?? NativeFormat.export(day, source: source, to: plain).rows
+        let files = (FileManager.default.enumerator(atPath: plain.path)?.compactMap { $0 as? String } ?? []).sorted()
+            .filter { f in
+                var isFolder: ObjCBool = false
+                return FileManager.default.fileExists(atPath: plain.path + "/" + f, isDirectory: &isFolder) && !isFolder.boolValue
+            }
+        let t = now()
+        let compressed = try NativeFormat.inParallel(files.count) { k -> Int64 in
+            let target = zstd.path + "/" + files[k]
+            try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            if files[k] == "manifest.json" {
+                try FileManager.default.copyItem(atPath: plain.path + "/" + files[k], toPath: target)
+                return 0
+            }
+            return try ZstdCompressor.compressFile(plain.path + "/" + files[k], to: target,
+                                                   workers: max(1, ProcessInfo.processInfo.activeProcessorCount / max(1, files.count - 1)))
+        }.reduce(0, +)
+        let plainBytes = RecordedStore.bytes(under: plain.path)
+        output(String(format: "  native export, the first day: %d rows, %.0f MB of CSV; its sample files zstd-compressed under the same names (level %d): %.0f MB in %.2f s",
+                      rows, Double(plainBytes) / 1e6, ZstdCompressor.defaultLevel, Double(compressed) / 1e6, secs(t)))
+        var plainRate = imported?.rate ?? 0
+        for (folder, key) in [(plain, "plain"), (zstd, "zstd")] where key == "zstd" || imported == nil {
+            output("  " + readIntoPageCache(folder.path))
+            let store = try RecordedStore(path: dir.appendingPathComponent("native-day-\(key).sqlite").path)
+            let label = key == "plain" ? "native, the first day" : "native zstd, the first day"
+            let rate = try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
+                                       label: label, key: key == "plain" ? "native day" : "native.zstd day",
+                                       inputBytes: key == "plain" ? plainBytes : compressed, unit: key == "plain" ? "CSV" : "zstd",
+                                       summary: &summary, output: output)
+            try store.close()
+            if key == "plain" { plainRate = rate } else { output(compressedRatio(label, rate: rate, plainRate: plainRate)) }
+            try FileManager.default.removeItem(at: folder)
+        }
     }
 
     /// Puts the file at `path`, or the files under it, on the disk, then reads them once, so that the import after
@@ -407,7 +458,7 @@ public enum StoreBenchmark {
         for f in (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted() where f.hasSuffix("/" + firstDay) {
             let target = zstdRoot + "/" + f + ".zstd"
             try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target)
+            zstdBytes += try ZstdCompressor.compressFile(root + "/" + f, to: target, workers: ProcessInfo.processInfo.activeProcessorCount)
         }
         output(String(format: "  MyDataHelps JSON.zstd, the first day of both devices: %.0f MB compressed (zstd level %d) in %.2f s",
                       Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(tz)))
@@ -423,6 +474,71 @@ public enum StoreBenchmark {
             try FileManager.default.removeItem(atPath: gzRoot)
             try FileManager.default.removeItem(atPath: zstdRoot)
         }
+    }
+
+    /// Uploads in the many-uploads tree: a participant-day of 50 Hz accelerometer in
+    /// half-hour uploads (90,000 rows, about 15 MB of CSV, 1.3 MB zstd-compressed each).
+    static let uploadsPerDay = 48
+
+    /// An upload's name as MyHeartCounts makes them (a fresh UUID each), here fixed: the k-th
+    /// upload's name sorts k-th, so every tree is read in time order.
+    static func uploadName(_ k: Int) -> String {
+        String(format: "%08X-%04X-4%03X-8%03X-%012X", 0x1A2B_0000 + k, k, k, k, 0x5EED_0000 + k)
+    }
+
+    /// The MyHeartCounts layout: a participant-day of 50 Hz accelerometer as many uploads
+    /// (`users/bench/SensorKit/<sensor id>/<UUID>.csv`, `uploadsPerDay` of them), imported
+    /// plain, `.csv.zstd` (as MyHeartCounts uploads) and `.csv.gz`, each into a store of its
+    /// own, with the compressed imports' time per row against the plain one's. Files are
+    /// opened ahead as this machine's cores allow (`ReadAhead.forThisMachine`); when that is
+    /// more than one, the `.zstd` tree is also imported one file ahead (as before), to show
+    /// what decoding several uploads at once gives.
+    /// `keepFiles`: leave the three trees in `dir` (to time or profile an import of them).
+    static func runUploads(start: Double, dir: URL, keepFiles: Bool, summary: inout [(String, Double)], output: (String) -> Void) throws {
+        func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+        func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
+        let ahead = ReadAhead.forThisMachine
+        let uploads = uploadsPerDay, seconds = 86_400 / uploadsPerDay
+        let folder = "users/bench/SensorKit/\(Sensor.accelerometer.identifier)"
+        let trees = ["plain": dir.appendingPathComponent("uploads-plain").path, "zstd": dir.appendingPathComponent("uploads-zstd").path,
+                     "gz": dir.appendingPathComponent("uploads-gz").path]
+        for root in trees.values { try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true) }
+        let t = now()
+        let sizes = try NativeFormat.inParallel(uploads) { k -> (Int64, Int64, Int64) in
+            let plain = trees["plain"]! + "/" + folder + "/" + uploadName(k) + ".csv"
+            try writeAccelerometerCSV(path: plain, start: start + Double(k * seconds), seconds: seconds)
+            let zstd = try ZstdCompressor.compressFile(plain, to: trees["zstd"]! + "/" + folder + "/" + uploadName(k) + ".csv.zstd")
+            let gz = try gzip(plain, to: trees["gz"]! + "/" + folder + "/" + uploadName(k) + ".csv.gz")
+            return (RecordedStore.bytes(under: plain), zstd, gz)
+        }
+        let plainBytes = sizes.reduce(0) { $0 + $1.0 }, zstdBytes = sizes.reduce(0) { $0 + $1.1 }, gzBytes = sizes.reduce(0) { $0 + $1.2 }
+        output(String(format: "  many uploads (the MyHeartCounts layout: users/<uid>/SensorKit/<sensor id>/<UUID>.csv.zstd): a participant-day of accelerometer in %d half-hour uploads of %d rows; %.0f MB of CSV, %.0f MB as .csv.zstd (level %d), %.0f MB as .csv.gz; written in %.2f s",
+                      uploads, seconds * 50, Double(plainBytes) / 1e6, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, Double(gzBytes) / 1e6, secs(t)))
+        output("  files opened ahead: \(ahead) (\(ProcessInfo.processInfo.activeProcessorCount) cores: an import keeps about two busy, a compressed upload ahead decodes on each further one, at most 8)")
+        var rates: [String: Double] = [:]
+        for (key, unit) in [("plain", "CSV"), ("zstd", "zstd"), ("gz", "gzip")] {
+            output("  " + readIntoPageCache(trees[key]!))
+            let store = try RecordedStore(path: dir.appendingPathComponent("uploads-\(key).sqlite").path)
+            var request = ImportRequest(format: .mhc, sources: [trees[key]!], timeZone: "UTC", progressBar: false)
+            request.readAhead = ahead
+            let label = key == "plain" ? "many uploads CSV" : "many uploads CSV.\(key)"
+            rates[key] = try importTwice(request, into: store, label: label, key: key == "plain" ? "mhc uploads" : "mhc uploads.\(key)",
+                                         inputBytes: key == "plain" ? plainBytes : key == "zstd" ? zstdBytes : gzBytes, unit: unit,
+                                         summary: &summary, output: output)
+            try store.close()
+            if key != "plain" { output(compressedRatio(label, rate: rates[key]!, plainRate: rates["plain"]!)) }
+            if key == "zstd" && ahead.files > 1 {
+                // The same files one ahead, as imports read them before: what several ahead give.
+                let one = try RecordedStore(path: dir.appendingPathComponent("uploads-zstd-one.sqlite").path)
+                request.readAhead = ReadAhead(files: 1)
+                let oneRate = try importTwice(request, into: one, label: "many uploads CSV.zstd, one file ahead", key: "mhc uploads.zstd one ahead",
+                                              inputBytes: zstdBytes, unit: "zstd", summary: &summary, output: output)
+                try one.close()
+                output(compressedRatio("many uploads CSV.zstd, one file ahead", rate: oneRate, plainRate: rates["plain"]!))
+                output(String(format: "  many uploads CSV.zstd: %d files ahead take %.2fx the time per row of one file ahead", ahead.files, oneRate / rates["zstd"]!))
+            }
+        }
+        if !keepFiles { for root in trees.values { try FileManager.default.removeItem(atPath: root) } }
     }
 
     /// Writes `source` gzip-compressed to `target` (ISA-L's deflate, level 1, as fast as the
@@ -461,11 +577,12 @@ public enum StoreBenchmark {
     }
 
     /// The whole benchmark; prints through `output`. `directory`: work there and keep its
-    /// files (the MyDataHelps JSON tree too), instead of a temporary folder removed at the end.
-    /// `parts`: "native" (export, native import, size, decode), "mhc" (MyHeartCounts CSV
-    /// import and the summaries), "mdh" (MyDataHelps JSON import); all when empty. Ends with
+    /// files (the MyDataHelps JSON tree and the many-uploads trees too), instead of a temporary folder removed at the end.
+    /// `parts`: "native" (export, native import plain and zstd-compressed, size, decode),
+    /// "mhc" (MyHeartCounts CSV import and the summaries), "mdh" (MyDataHelps JSON import),
+    /// "uploads" (a MyHeartCounts tree of many uploads, plain, zstd and gzip); all when empty. Ends with
     /// one line of every rate measured.
-    public static func run(weekDays: Int = 7, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
+    public static func run(weekDays: Int = 1, directory: URL? = nil, parts: Set<String> = [], output: (String) -> Void) throws {
         let dir = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("sensorium-bench-store-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(at: dir) } }
@@ -476,6 +593,7 @@ public enum StoreBenchmark {
         func secs(_ t: UInt64) -> Double { Double(now() - t) / 1e9 }
         output("sensorium bench store: 50 Hz accelerometer, native, MyDataHelps JSON and MyHeartCounts CSV → SQLite store (chunks of \(RecordedStore.chunkRows) rows)")
         output("  machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow wall-clock figures)")
+        output("  long runs: \(weekDays) day(s) (--days; 7 gives the participant-week figures). Each compressed import is compared with the same files plain: \"N x the uncompressed import's time per row\" (target ≤ 1.3); \"cores busy\" is its CPU-seconds over its wall seconds")
         var summary: [(String, Double)] = []
         defer {
             if !summary.isEmpty {
@@ -489,13 +607,18 @@ public enum StoreBenchmark {
         if parts.isEmpty || parts.contains("mdh") {
             try runMDH(days: weekDays, start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
         }
+        if parts.isEmpty || parts.contains("uploads") {
+            try runUploads(start: start, dir: dir, keepFiles: directory != nil, summary: &summary, output: output)
+        }
         guard parts.isEmpty || parts.contains("mhc") else { return }
         var weekStore: RecordedStore? = nil
         var lastRate = 0.0
         var importRate = 0.0
-        for (label, days) in [("participant-day", 1), ("participant-week", weekDays)] {
-            // Named by label: with --days 1 the "week" is one day too, in files of its own.
-            let isWeek = label == "participant-week"
+        // The longer run: a participant-week by name when it is one (with --days 1 it is one
+        // day too, in files of its own).
+        let weekLabel = weekDays == 7 ? "participant-week" : "\(weekDays)-day run"
+        for (label, days) in [("participant-day", 1), (weekLabel, weekDays)] {
+            let isWeek = label == weekLabel
             let csv = dir.appendingPathComponent("accelerometer-\(label).csv").path
             var t = now()
             let rows = try writeAccelerometerCSV(path: csv, start: start, seconds: days * 86_400)
@@ -541,7 +664,7 @@ public enum StoreBenchmark {
                 try FileManager.default.removeItem(atPath: gzPath)
                 let zstdPath = csv + ".zstd"
                 t = now()
-                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath)
+                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath, workers: ProcessInfo.processInfo.activeProcessorCount)
                 output(String(format: "  %@ .csv.zstd: %.0f MB compressed (zstd level %d) in %.2f s",
                               label, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(t)))
                 output("  " + readIntoPageCache(zstdPath))
@@ -564,8 +687,8 @@ public enum StoreBenchmark {
             let t = now()
             let stored = try summarise(rec, participant: "bench", device: device, start: start, end: end + 120, timeZone: zone)
             let s1 = secs(t)
-            output(String(format: "  stored participant-week (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
-                          s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
+            output(String(format: "  stored %@ (imported CSV): scan + hourly mean + daily 5/50/95th pct: %.2f s, %.1f M samples/s (%d samples, %d hours, %d days)",
+                          weekLabel, s1, Double(stored.samples) / s1 / 1e6, stored.samples, stored.hours, stored.days))
         }
         let participant = ParticipantDescription(id: "bench", timeZone: "Europe/Paris", watch: .defaultWatch,
                                                  profile: ParticipantProfile(preset: .officeWorker))
@@ -576,18 +699,18 @@ public enum StoreBenchmark {
         var t = now()
         let fromSim = try summarise(sim, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let simSeconds = secs(t)
-        output(String(format: "  simulator participant-week: same summary: %.2f s, %.1f M samples/s (%d samples)",
-                      simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
+        output(String(format: "  simulator %@: same summary: %.2f s, %.1f M samples/s (%d samples)",
+                      weekLabel, simSeconds, Double(fromSim.samples) / simSeconds / 1e6, fromSim.samples))
         let simStore = try RecordedStore(path: dir.appendingPathComponent("simulated-week.sqlite").path)
         t = now()
         let n = try simStore.copy(.accelerometer, from: sim, participant: "bench", device: phone, start: start, end: end, timeZone: "Europe/Paris")
-        output(String(format: "  the simulator's week stored: %d rows in %.2f s", n, secs(t)))
+        output(String(format: "  the simulator's %@ stored: %d rows in %.2f s", weekLabel, n, secs(t)))
         let rec = try simStore.source()
         t = now()
         let fromStore = try summarise(rec, participant: "bench", device: phone, start: start, end: end, timeZone: paris)
         let storeSeconds = secs(t)
-        output(String(format: "  stored simulator week: same summary: %.2f s, %.1f M samples/s; identical result: %@",
-                      storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
+        output(String(format: "  stored simulator %@: same summary: %.2f s, %.1f M samples/s; identical result: %@",
+                      weekLabel, storeSeconds, Double(fromStore.samples) / storeSeconds / 1e6, fromStore == fromSim ? "yes" : "NO"))
         output(String(format: "  ratio stored / simulator: %.2f (target ≤ 2)", storeSeconds / simSeconds))
         output(String(format: "  peak resident memory of the summaries and the stored simulator week: %.0f MB", Double(peakResidentBytes()) / 1e6))
         try simStore.close()
