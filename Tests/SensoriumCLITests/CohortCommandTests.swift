@@ -190,3 +190,20 @@ extension SensoriumCLITests {
         XCTAssertFalse(fast.stdout.contains("p3"), fast.stdout)
     }
 }
+
+extension SensoriumCLITests {
+    /// `bench cohort --curve --processes`: every power of two of jobs up to N, identical
+    /// output at each, then the cohort as N shard processes (whose findings exit 1: not a
+    /// failure) and the ratio of one process to them.
+    func testBenchCohortPrintsTheCurveAndTheShardProcesses() throws {
+        try write("cohort.lua", SensoriumCLITests.cohortProtocol)
+        let bench = try sensorium(["bench", "cohort", "cohort.lua", "--participants", "6", "--days", "1", "--jobs", "3",
+                                   "--curve", "--processes"], timeout: 300)
+        XCTAssertEqual(bench.status, 0, bench.stdout + bench.stderr)
+        let steps = bench.stdout.split(separator: "\n").filter { $0.hasPrefix("  --jobs ") }.map { $0.split(separator: ":")[0] }
+        XCTAssertEqual(steps, ["  --jobs 1", "  --jobs 2", "  --jobs 3"], bench.stdout)
+        XCTAssertTrue(bench.stdout.contains("output identical: yes"), bench.stdout)
+        XCTAssertTrue(bench.stdout.contains("3 processes × --jobs 1 (--shard i/3"), bench.stdout)
+        XCTAssertTrue(bench.stdout.contains("one process --jobs 3 / 3 processes: "), bench.stdout)
+    }
+}
