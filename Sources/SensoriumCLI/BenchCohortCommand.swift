@@ -150,26 +150,6 @@ struct CohortTiming {
     }
 }
 
-/// User and system CPU seconds (getrusage).
-struct CPUTime {
-    var user: Double
-    var system: Double
-    var total: Double { user + system }
-
-    static func ofThisProcess() -> CPUTime { read(RUSAGE_SELF) }
-    /// Of the children waited for so far.
-    static func ofChildren() -> CPUTime { read(RUSAGE_CHILDREN) }
-
-    private static func read(_ who: __rusage_who) -> CPUTime {
-        var usage = rusage()
-        getrusage(who.rawValue, &usage)
-        return CPUTime(user: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
-                       system: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
-    }
-
-    static func - (a: CPUTime, b: CPUTime) -> CPUTime { CPUTime(user: a.user - b.user, system: a.system - b.system) }
-}
-
 /// How this executable was started, to start it again: the words of /proc/self/cmdline before
 /// its own arguments. Usually just the executable's path; when it was started through the
 /// dynamic loader (`lib/ld-linux-x86-64.so.2 --library-path lib ./sensorium …`, as on a

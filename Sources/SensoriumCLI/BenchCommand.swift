@@ -139,6 +139,26 @@ func peakResidentBytes() -> Int {
 
 func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
 
+/// User and system CPU seconds (getrusage).
+struct CPUTime {
+    var user: Double
+    var system: Double
+    var total: Double { user + system }
+
+    static func ofThisProcess() -> CPUTime { read(RUSAGE_SELF) }
+    /// Of the children waited for so far.
+    static func ofChildren() -> CPUTime { read(RUSAGE_CHILDREN) }
+
+    private static func read(_ who: __rusage_who) -> CPUTime {
+        var usage = rusage()
+        getrusage(who.rawValue, &usage)
+        return CPUTime(user: Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6,
+                       system: Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6)
+    }
+
+    static func - (a: CPUTime, b: CPUTime) -> CPUTime { CPUTime(user: a.user - b.user, system: a.system - b.system) }
+}
+
 struct BenchSimulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",

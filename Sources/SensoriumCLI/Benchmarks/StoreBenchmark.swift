@@ -173,12 +173,7 @@ public enum StoreBenchmark {
     }
 
     /// User + system CPU seconds of this process so far (all threads).
-    static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-    }
+    static func processCPUSeconds() -> Double { CPUTime.ofThisProcess().total }
 
     static func loadAverage() -> String {
         (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(separator: " ") ?? "?"
@@ -650,31 +645,24 @@ public enum StoreBenchmark {
                 // zstd-compressed (.csv.zstd), each into a store of its own: decompressing is
                 // part of the import.
                 let plainRate = importRate
-                let gzPath = csv + ".gz"
+                /// Imports the compressed file at `path` (`bytes` long, made by `how`) twice
+                /// into a store of its own and prints its ratio to the plain import.
+                func compressedPass(_ path: String, bytes: Int64, how: String, suffix: String, unit: String) throws {
+                    output(String(format: "  %@ .csv.%@: %.0f MB compressed (%@) in %.2f s", label, suffix, Double(bytes) / 1e6, how, secs(t)))
+                    output("  " + readIntoPageCache(path))
+                    let compressedStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-\(suffix).sqlite").path)
+                    let rate = try importTwice(ImportRequest(format: .mhcCSV, sources: [path], participant: "bench", timeZone: "UTC", progressBar: false),
+                                               into: compressedStore, label: "\(label) CSV.\(suffix)", key: "mhc-csv.\(suffix) day", inputBytes: bytes,
+                                               unit: unit, summary: &summary, output: output)
+                    output(compressedRatio("\(label) CSV.\(suffix)", rate: rate, plainRate: plainRate))
+                    try compressedStore.close()
+                    try FileManager.default.removeItem(atPath: path)
+                }
                 t = now()
-                let gzBytes = try gzip(csv, to: gzPath)
-                output(String(format: "  %@ .csv.gz: %.0f MB compressed (gzip, ISA-L level 1) in %.2f s", label, Double(gzBytes) / 1e6, secs(t)))
-                output("  " + readIntoPageCache(gzPath))
-                let gzStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-gz.sqlite").path)
-                let gzRate = try importTwice(ImportRequest(format: .mhcCSV, sources: [gzPath], participant: "bench", timeZone: "UTC", progressBar: false),
-                                             into: gzStore, label: "\(label) CSV.gz", key: "mhc-csv.gz day", inputBytes: gzBytes,
-                                             unit: "gzip", summary: &summary, output: output)
-                output(compressedRatio("\(label) CSV.gz", rate: gzRate, plainRate: plainRate))
-                try gzStore.close()
-                try FileManager.default.removeItem(atPath: gzPath)
-                let zstdPath = csv + ".zstd"
+                try compressedPass(csv + ".gz", bytes: try gzip(csv, to: csv + ".gz"), how: "gzip, ISA-L level 1", suffix: "gz", unit: "gzip")
                 t = now()
-                let zstdBytes = try ZstdCompressor.compressFile(csv, to: zstdPath, workers: ProcessInfo.processInfo.activeProcessorCount)
-                output(String(format: "  %@ .csv.zstd: %.0f MB compressed (zstd level %d) in %.2f s",
-                              label, Double(zstdBytes) / 1e6, ZstdCompressor.defaultLevel, secs(t)))
-                output("  " + readIntoPageCache(zstdPath))
-                let zstdStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-zstd.sqlite").path)
-                let zstdRate = try importTwice(ImportRequest(format: .mhcCSV, sources: [zstdPath], participant: "bench", timeZone: "UTC", progressBar: false),
-                                               into: zstdStore, label: "\(label) CSV.zstd", key: "mhc-csv.zstd day", inputBytes: zstdBytes,
-                                               unit: "zstd", summary: &summary, output: output)
-                output(compressedRatio("\(label) CSV.zstd", rate: zstdRate, plainRate: plainRate))
-                try zstdStore.close()
-                try FileManager.default.removeItem(atPath: zstdPath)
+                let zstdBytes = try ZstdCompressor.compressFile(csv, to: csv + ".zstd", workers: ProcessInfo.processInfo.activeProcessorCount)
+                try compressedPass(csv + ".zstd", bytes: zstdBytes, how: "zstd level \(ZstdCompressor.defaultLevel)", suffix: "zstd", unit: "zstd")
             }
             try FileManager.default.removeItem(atPath: csv)
             if isWeek { weekStore = store } else { try store.close() }
