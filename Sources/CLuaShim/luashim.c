@@ -46,6 +46,7 @@ typedef struct luashim_host {
     long long deadline_ns, deadline_ms;
     /* embedder */
     void *context;
+    int deferred_pending;        /* tables of results not computed yet (luashim_push_deferred_table) */
     luashim_Dispatcher dispatcher;
     luashim_Release release;
     luashim_UserdataRelease udrelease;
@@ -515,6 +516,7 @@ static int host_main(lua_State *L) {
     lua_settop(L, 0);
     open_libraries(L);
     luashim_install_coroutine_guards(L);
+    luashim_install_deferred(L);
     luashim_close_light_functions(L);
     if (h->stop != LUASHIM_STOP_NONE) raise_stop(L, 0); /* a limit passed in C, where no hook runs */
     if (box != NULL) {
@@ -723,7 +725,20 @@ static int guarded_cowrap(lua_State *L) {
  * is raised again in the caller instead of being returned as (false, error).
  * `extra` is the number of stack slots below the results' `true` (lua_pcallk's
  * continuation context), as lbaselib's continuation has it. */
+static int settle_deferred_protected(lua_State *L);
+
 static int finish_guarded_pcall(lua_State *L, int status, lua_KContext extra) {
+    if (status == LUA_OK && gethost(L)->deferred_pending) {
+        /* Results the call asked for and did not use are computed before pcall returns,
+         * so that an error computing them is caught by this pcall, as it would have
+         * been had they been computed when asked for. */
+        if (settle_deferred_protected(L) != LUA_OK) {
+            if (is_uncatchable(L, -1) || gethost(L)->stop != LUASHIM_STOP_NONE) return lua_error(L);
+            lua_pushboolean(L, 0);
+            lua_insert(L, -2);
+            return 2;
+        }
+    }
     if (status == LUA_OK || status == LUA_YIELD) return lua_gettop(L) - (int)extra;
     if (is_uncatchable(L, -1)) return lua_error(L);
     lua_pushboolean(L, 0);
@@ -766,6 +781,101 @@ static int guarded_xpcall(lua_State *L) {
     int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_guarded_pcall);
     return finish_guarded_pcall(L, status, 2);
 }
+
+/* ---- deferred tables ------------------------------------------------------
+ * A table of results the host computes when the script first uses them (see
+ * LuaState+Deferred.swift): an empty table whose metatable (DEFERRED_MT) asks the
+ * host's settle function (registry SETTLE_KEY) to fill every pending table, then
+ * removes itself. The raw functions that see past metamethods (next, rawget,
+ * rawset, rawlen, getmetatable, setmetatable) settle first when given one. */
+static const char *const DEFERRED_MT = "luashim.deferred";
+static const char *const SETTLE_KEY = "luashim.settle";
+static lua_CFunction base_next, base_rawget, base_rawset, base_rawlen, base_getmetatable, base_setmetatable;
+
+/* Calls the host's settle function with the table at `idx` (0: none), which is then
+ * filled, or raises the error that computing it raised. Raises what it raises. [-0, +0] */
+static void settle_deferred(lua_State *L, int idx) {
+    if (lua_getfield(L, LUA_REGISTRYINDEX, SETTLE_KEY) != LUA_TFUNCTION) { lua_pop(L, 1); return; }
+    if (idx != 0) lua_pushvalue(L, idx); else lua_pushnil(L);
+    lua_call(L, 1, 0);
+}
+
+static int settle_deferred_call(lua_State *L) { settle_deferred(L, 0); return 0; }
+
+/* settle_deferred in a protected call: LUA_OK, or the status with the error on top. [-0, +(0|1)] */
+static int settle_deferred_protected(lua_State *L) {
+    lua_pushcfunction(L, settle_deferred_call);
+    return lua_pcall(L, 0, 0, 0);
+}
+
+/* Settles when the value at `idx` is a pending deferred table. [-0, +0] */
+static void settle_if_deferred(lua_State *L, int idx) {
+    if (!gethost(L)->deferred_pending || lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return;
+    luaL_getmetatable(L, DEFERRED_MT);
+    int deferred = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    if (deferred) settle_deferred(L, idx);
+}
+
+static int deferred_index(lua_State *L) { settle_deferred(L, 1); lua_settop(L, 2); lua_rawget(L, 1); return 1; }
+static int deferred_newindex(lua_State *L) { settle_deferred(L, 1); lua_settop(L, 3); lua_rawset(L, 1); return 0; }
+static int deferred_len(lua_State *L) { settle_deferred(L, 1); lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1)); return 1; }
+static int deferred_pairs(lua_State *L) {
+    settle_deferred(L, 1);
+    lua_pushcfunction(L, base_next);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+static int d_next(lua_State *L) { settle_if_deferred(L, 1); return base_next(L); }
+static int d_rawget(lua_State *L) { settle_if_deferred(L, 1); return base_rawget(L); }
+static int d_rawset(lua_State *L) { settle_if_deferred(L, 1); return base_rawset(L); }
+static int d_rawlen(lua_State *L) { settle_if_deferred(L, 1); return base_rawlen(L); }
+static int d_getmetatable(lua_State *L) { settle_if_deferred(L, 1); return base_getmetatable(L); }
+static int d_setmetatable(lua_State *L) { settle_if_deferred(L, 1); return base_setmetatable(L); }
+
+/* Replaces a base function by its settling wrapper, keeping the original in `*base`. */
+static void wrap_base(lua_State *L, const char *name, lua_CFunction *base, lua_CFunction wrapper) {
+    lua_getglobal(L, name);
+    lua_CFunction f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (f == NULL || f == wrapper) return;
+    *base = f;
+    lua_pushcfunction(L, wrapper);
+    lua_setglobal(L, name);
+}
+
+void luashim_install_deferred(lua_State *L) {
+    luaL_newmetatable(L, DEFERRED_MT);
+    lua_pushcfunction(L, deferred_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, deferred_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, deferred_len);
+    lua_setfield(L, -2, "__len");
+    lua_pop(L, 1);
+    wrap_base(L, "next", &base_next, d_next);
+    wrap_base(L, "rawget", &base_rawget, d_rawget);
+    wrap_base(L, "rawset", &base_rawset, d_rawset);
+    wrap_base(L, "rawlen", &base_rawlen, d_rawlen);
+    wrap_base(L, "getmetatable", &base_getmetatable, d_getmetatable);
+    wrap_base(L, "setmetatable", &base_setmetatable, d_setmetatable);
+    /* __pairs needs base_next, known only now */
+    luaL_getmetatable(L, DEFERRED_MT);
+    lua_pushcfunction(L, deferred_pairs);
+    lua_setfield(L, -2, "__pairs");
+    lua_pop(L, 1);
+}
+
+void luashim_set_settle(lua_State *L) { lua_setfield(L, LUA_REGISTRYINDEX, SETTLE_KEY); }
+
+void luashim_push_deferred_table(lua_State *L) {
+    lua_createtable(L, 0, 0);
+    luaL_setmetatable(L, DEFERRED_MT);
+}
+
+void luashim_set_deferred_pending(lua_State *L, int pending) { gethost(L)->deferred_pending = pending; }
 
 /* coroutine.close as the library's (upvalue 1, called in this frame), except that
  * an uncatchable host error raised by a to-be-closed variable's __close is passed

@@ -15,6 +15,9 @@ import CLuaShim
 
     public let name: String
     var methods: [(String, Method)] = []
+    /// Methods that may run while deferred results are pending without settling them
+    /// (`method(_:settles:_:)`).
+    var nonSettling: Set<String> = []
     var getters: [String: Getter] = [:]
     var setters: [String: Setter] = [:]
     var metamethods: [(String, Method)] = []
@@ -30,10 +33,14 @@ import CLuaShim
         self.describe = { _ in name }
     }
 
-    /// Adds a method, called as `obj:name(...)`; the object is argument 1.
+    /// Adds a method, called as `obj:name(...)`; the object is argument 1. `settles`:
+    /// whether pending deferred results are computed before it runs (`LuaDeferred`);
+    /// false only for a method that observes none of them (one that asks for more, or
+    /// builds the object that will).
     @discardableResult
-    public func method(_ name: String, _ body: @escaping Method) -> Self {
+    public func method(_ name: String, settles: Bool = true, _ body: @escaping Method) -> Self {
         methods.append((name, body))
+        if !settles { nonSettling.insert(name) }
         return self
     }
 
@@ -111,7 +118,7 @@ import CLuaShim
         // The methods table, also consulted by __index.
         lua_createtable(L, 0, Int32(methods.count))
         for (methodName, body) in methods {
-            state.pushFunction { call in
+            state.pushFunction(settles: !nonSettling.contains(methodName)) { call in
                 guard let object = self.object(in: call.L, at: 1) else {
                     if self.isClosedInstance(in: call.L, at: 1) { throw LuaScriptError("\(self.name) is closed") }
                     throw LuaArgumentError(index: 1, message: "\(self.name) expected, got \(call.typeName(1))")

@@ -49,6 +49,15 @@ public final class LuaState {
     public private(set) var sandbox: SandboxOptions?
 
     private var depth = 0
+    /// Tables of results not computed yet, in the order they were pushed (`pushDeferred`):
+    /// each table's registry reference and what computes it.
+    var deferredTables: [(ref: Int32, deferred: any LuaDeferred)] = []
+    /// True while `settleDeferred` runs (it is not re-entered).
+    var settlingDeferred = false
+    /// Deferred tables whose computing failed, by address: their error, raised again
+    /// whenever the script looks at them (they are never shown empty), and their registry
+    /// reference (which keeps the address theirs).
+    var failedDeferred: [UnsafeRawPointer: (ref: Int32, error: any Error)] = [:]
     /// The sandbox's deterministic pretty-printer (`inspect`).
     var inspector: LuaReference?
     var classes: [ObjectIdentifier: Int32] = [:]
@@ -111,6 +120,7 @@ public final class LuaState {
         // From here on, deinit closes the state if set-up throws.
         do {
             try runSetUp { state in
+                state.installSettle()
                 if let sandbox { state.inspector = try Sandbox.install(in: state, options: sandbox) }
                 try setUp?(state)
             }
@@ -260,11 +270,25 @@ public final class LuaState {
             luashim_set_instruction_budget(L, Int64(limits.instructionBudget), 1000)
             if limits.timeLimitMilliseconds > 0 { luashim_deadline_arm(L, Int64(limits.timeLimitMilliseconds)) }
         }
+        let base = lua_gettop(L) - arguments - 1
         depth += 1
         let status = luashim_pcall(L, arguments, results)
         depth -= 1
         guard status != LUA_OK else {
             if outermost {
+                // Results the script asked for and never used are computed before the
+                // call returns to Swift: their side effects and errors belong to it.
+                if !deferredTables.isEmpty {
+                    lua_getfield(L, luashim_registryindex(), "luashim.settle")
+                    let settled = luashim_pcall(L, 0, 0)
+                    if settled != LUA_OK {
+                        let error = takeError(status: settled)
+                        lua_settop(L, base)
+                        luashim_deadline_disarm(L)
+                        luashim_clear_stop(L)
+                        throw error
+                    }
+                }
                 luashim_deadline_disarm(L)
                 luashim_clear_stop(L)
             }
@@ -419,16 +443,19 @@ public final class LuaState {
         return value(at: -1)
     }
 
-    /// Registers a Swift closure as the global function `name`.
-    @_spi(Bindings) public func register(_ name: String, _ function: @escaping LuaFunction) {
+    /// Registers a Swift closure as the global function `name` (`settles`: see `pushFunction`).
+    @_spi(Bindings) public func register(_ name: String, settles: Bool = true, _ function: @escaping LuaFunction) {
         noteHostFunction(name)
-        pushFunction(function)
+        pushFunction(settles: settles, function)
         lua_setglobal(L, name)
     }
 
-    /// Pushes a Swift closure as a Lua function. [-0, +1]
-    @_spi(Bindings) public func pushFunction(_ function: @escaping LuaFunction) {
-        let box = Unmanaged.passRetained(ClosureBox(function)).toOpaque()
+    /// Pushes a Swift closure as a Lua function. [-0, +1] `settles`: whether a call first
+    /// computes the results pending in deferred tables (`pushDeferred`); false only for
+    /// functions that may be called while results are pending without observing them
+    /// (those that ask for more deferred results).
+    @_spi(Bindings) public func pushFunction(settles: Bool = true, _ function: @escaping LuaFunction) {
+        let box = Unmanaged.passRetained(ClosureBox(function, settles: settles)).toOpaque()
         luashim_push_closure(L, box)
     }
 
@@ -628,7 +655,12 @@ public final class LuaReference: @unchecked Sendable, Equatable, CustomStringCon
 
 final class ClosureBox {
     let body: LuaFunction
-    init(_ body: @escaping LuaFunction) { self.body = body }
+    /// Whether pending deferred tables are settled before `body` runs.
+    let settles: Bool
+    init(_ body: @escaping LuaFunction, settles: Bool = true) {
+        self.body = body
+        self.settles = settles
+    }
 }
 
 /// A Swift function for the call benchmark (`registerCallBaselines`): returns its first argument.
@@ -640,6 +672,13 @@ private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
 /// The one dispatcher for Swift closures (called by C's closure trampoline).
 private func dispatchClosure(_ L: OpaquePointer?, _ box: UnsafeMutableRawPointer?) -> Int32 {
     let closure = Unmanaged<ClosureBox>.fromOpaque(box!).takeUnretainedValue()
+    if closure.settles, !LuaState.owner(of: L!).deferredTables.isEmpty {
+        // A host function sees every result the script asked for before it: computed now.
+        return invokeSwift(L!) { call in
+            try call.state.settleDeferred()
+            return try closure.body(call)
+        }
+    }
     return invokeSwift(L!, closure.body)
 }
 

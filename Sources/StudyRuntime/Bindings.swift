@@ -32,6 +32,8 @@ final class Bindings {
     /// The next reader's id.
     /// What the SampleSets of this run keep in memory between passes (`ChunkCache`).
     let chunkBudget = ChunkBudget(limit: 32 << 20)
+    /// Grouped aggregates asked for and not yet used: answered together (`DeferredSummaries`).
+    let summaries = DeferredSummaries()
     var nextReaderID: Int64 = 1
 
     init(run: ParticipantRun) { self.run = run }

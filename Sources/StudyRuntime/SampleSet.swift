@@ -50,6 +50,15 @@ public final class SampleSet: @unchecked Sendable {
     public let timeZone: TimeZone
     public let filters: [RowFilter]
     let read: ProjectedChunkProducer
+    /// The chunks the set reads: shared by the sets `filtered` makes of it (they read the
+    /// same chunks and keep fewer rows), so that summaries of them can be answered by one
+    /// pass (`SampleSet.summarize(_:)` of requests).
+    public let lineage: Lineage
+
+    /// The identity of a producer of chunks (see `lineage`).
+    public final class Lineage: @unchecked Sendable {
+        public init() {}
+    }
 
     public init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
                 produce: @escaping ChunkProducer) {
@@ -58,17 +67,24 @@ public final class SampleSet: @unchecked Sendable {
         self.timeZone = timeZone
         self.filters = filters
         self.read = { _ in produce() }
+        self.lineage = Lineage()
     }
 
     /// A set whose passes read only the columns they need: each pass calls `read` with its
     /// projection (`ColumnProjection`).
-    public init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
-                read: @escaping ProjectedChunkProducer) {
+    public convenience init(sensor: Sensor, stream: FetchStream = .samples, timeZone: TimeZone, filters: [RowFilter] = [],
+                            read: @escaping ProjectedChunkProducer) {
+        self.init(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters, read: read, lineage: Lineage())
+    }
+
+    private init(sensor: Sensor, stream: FetchStream, timeZone: TimeZone, filters: [RowFilter],
+                 read: @escaping ProjectedChunkProducer, lineage: Lineage) {
         self.sensor = sensor
         self.stream = stream
         self.timeZone = timeZone
         self.filters = filters
         self.read = read
+        self.lineage = lineage
     }
 
     /// Starts a pass over every column.
@@ -94,7 +110,7 @@ public final class SampleSet: @unchecked Sendable {
 
     /// The same samples, keeping only rows where `filter` holds.
     public func filtered(_ filter: RowFilter) -> SampleSet {
-        SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], read: read)
+        SampleSet(sensor: sensor, stream: stream, timeZone: timeZone, filters: filters + [filter], read: read, lineage: lineage)
     }
 
     /// The fields a sample of this set has, in schema order (without `time`/`writeTime`):
@@ -244,19 +260,13 @@ public final class SampleSet: @unchecked Sendable {
     /// group over `field` (nil only for `count` of rows), in one `summarize` pass; `count` of
     /// each result: the values that went into it.
     public func grouped(by grouping: Grouping, _ aggregate: Aggregate, of field: String?) throws -> [GroupResult] {
-        try summarize([SummaryColumn(name: "value", aggregate: aggregate, field: field)], by: grouping).map { row in
-            GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows, value: row.values.first ?? .nan)
-        }
+        GroupResult.of(try summarize(GroupResult.columns(aggregate, of: field), by: grouping))
     }
 
     /// Several quantiles of `field` per group, from one pass and one selection per group:
     /// `values` of each result, in the order of `qs`; `value` is the first.
     public func grouped(by grouping: Grouping, quantiles qs: [Double], of field: String) throws -> [GroupResult] {
-        let columns = qs.indices.map { SummaryColumn(name: "q\($0)", aggregate: .quantile(qs[$0]), field: field) }
-        return try summarize(columns, by: grouping).map { row in
-            GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows,
-                        value: row.values.first ?? .nan, values: row.values)
-        }
+        GroupResult.of(try summarize(GroupResult.columns(quantiles: qs, of: field), by: grouping), keepingValues: true)
     }
 }
 
@@ -284,6 +294,25 @@ public enum Grouping: Sendable, Equatable {
 }
 
 public struct GroupResult: Sendable, Equatable {
+    /// The summary column `grouped(by:_:of:)` asks for.
+    public static func columns(_ aggregate: Aggregate, of field: String?) -> [SummaryColumn] {
+        [SummaryColumn(name: "value", aggregate: aggregate, field: field)]
+    }
+
+    /// The summary columns `grouped(by:quantiles:of:)` asks for: one per quantile.
+    public static func columns(quantiles qs: [Double], of field: String) -> [SummaryColumn] {
+        qs.indices.map { SummaryColumn(name: "q\($0)", aggregate: .quantile(qs[$0]), field: field) }
+    }
+
+    /// The groups of a summary of those columns: `count` the values that went into the
+    /// first column, `value` its value (`values` every column's, when `keepingValues`).
+    public static func of(_ rows: [SummaryRow], keepingValues: Bool = false) -> [GroupResult] {
+        rows.map { row in
+            GroupResult(label: row.label, start: row.start, count: row.counts.first ?? row.rows,
+                        value: row.values.first ?? .nan, values: keepingValues ? row.values : [])
+        }
+    }
+
     public var label: String
     public var start: Double
     public var count: Int
@@ -372,12 +401,13 @@ public struct RowFilter: Sendable, Equatable {
         return (v, op == .eq)
     }
 
-    /// The rows of `batch` (among `candidates`, or all) where the filter holds.
-    func select(in batch: SampleBatch, among candidates: [Int]?) throws -> [Int] {
+    /// The rows of `batch` (among `candidates`, or all) where the filter holds. `columns`:
+    /// the chunk's fields read already, shared with other passes over it.
+    func select(in batch: SampleBatch, among candidates: [Int]?, columns: ChunkColumns? = nil) throws -> [Int] {
         var out: [Int] = []
         switch operand {
         case .number(let x):
-            let v = try FieldReader.numbers(field, in: batch)
+            let v = try columns?.numbers(field) ?? FieldReader.numbers(field, in: batch)
             // One loop per operator, so the comparison is inlined (no call per row).
             let xs = SIMD4<Double>(repeating: x)
             switch op {

@@ -22,7 +22,7 @@ extension Bindings {
                 return 1
             }
         }
-        c.method("where") { [unowned self] s, call in
+        c.method("where", settles: false) { [unowned self] s, call in
             // Tables and functions are refused by type; reading them whole would only cost time.
             func argument(_ i: Int32) -> LuaValue {
                 switch call.typeName(i) {
@@ -39,12 +39,12 @@ extension Bindings {
             return 1
         }
         for (name, grouping) in Bindings.namedGroupings {
-            c.method(name) { [unowned self] s, call in
+            c.method(name, settles: false) { [unowned self] s, call in
                 call.push(GroupedSet(set: s, grouping: grouping), as: self.groupsClass)
                 return 1
             }
         }
-        c.method("byWindow") { [unowned self] s, call in
+        c.method("byWindow", settles: false) { [unowned self] s, call in
             let seconds = try call.double(2)
             guard InputLimits.window.contains(seconds) else { throw LuaArgumentError(index: 2, message: "window length: \(InputLimits.window.refusal(seconds))") }
             let origin = try call.optionalDouble(3) ?? self.run.settings.start
@@ -90,9 +90,11 @@ extension Bindings {
             return 1
         }
         groupsClass.describe = { "GroupedSampleSet(\($0.set.sensor.rawValue))" }
-        // Grouped sets have every aggregate but weightedMean (summarize has it).
+        // Grouped sets have every aggregate but weightedMean (summarize has it). Their
+        // results are deferred tables: the aggregates asked of one set before any is used
+        // are answered by one pass (`DeferredSummaries`).
         for name in Aggregate.Name.allCases where name != .weightedMean {
-            groupsClass.method(name.rawValue) { g, call in
+            groupsClass.method(name.rawValue, settles: false) { [unowned self] g, call in
                 let aggregate: Aggregate, field: String?
                 switch name {
                 case .count: (aggregate, field) = (.count, nil)
@@ -101,21 +103,25 @@ extension Bindings {
                     guard let f = try call.optionalString(2) else { throw call.argumentError(2, expected: "field name") }
                     (aggregate, field) = (Aggregate(plain: name)!, f)
                 }
-                call.push(Bindings.groupsValue(try g.set.grouped(by: g.grouping, aggregate, of: field), integral: aggregate.isIntegral))
+                let integral = aggregate.isIntegral
+                self.summaries.push(SummaryRequest(set: g.set, aggregates: GroupResult.columns(aggregate, of: field), grouping: g.grouping),
+                                    shape: { Bindings.groupsValue(GroupResult.of($0), integral: integral) }, call: call)
                 return 1
             }
         }
-        groupsClass.method("quantiles") { g, call in
+        groupsClass.method("quantiles", settles: false) { [unowned self] g, call in
             let field = try call.string(2)
             let qs = try call.table(3).arrayValue?.compactMap(\.doubleValue) ?? []
             guard !qs.isEmpty, qs.allSatisfy({ (0...1).contains($0) }) else {
                 throw LuaArgumentError(index: 3, message: "expected a list of quantiles between 0 and 1, e.g. {0.05, 0.5, 0.95}")
             }
-            let groups = try g.set.grouped(by: g.grouping, quantiles: qs, of: field)
-            call.push(.array(groups.map { r in
-                .dictionary(["key": .string(r.label), "start": .number(r.start), "count": .integer(Int64(r.count)),
-                             "values": .array(r.values.map { .number($0) })])
-            }))
+            self.summaries.push(SummaryRequest(set: g.set, aggregates: GroupResult.columns(quantiles: qs, of: field), grouping: g.grouping),
+                                shape: { rows in
+                                    .array(GroupResult.of(rows, keepingValues: true).map { r in
+                                        .dictionary(["key": .string(r.label), "start": .number(r.start), "count": .integer(Int64(r.count)),
+                                                     "values": .array(r.values.map { .number($0) })])
+                                    })
+                                }, call: call)
             return 1
         }
     }

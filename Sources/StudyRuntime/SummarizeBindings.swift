@@ -2,20 +2,21 @@
 import SensorKitModel
 
 /// `set:summarize{…}` and `groups:summarize{…}`: several aggregates from one pass
-/// (`SampleSet.summarize`), one Lua row per group.
+/// (`SampleSet.summarize`), one Lua row per group. Their results are deferred tables, as
+/// grouped aggregates' are: summaries asked of one set before any is used share one pass.
 extension Bindings {
     func defineSummarize() {
-        sampleSetClass.method("summarize") { s, call in
+        sampleSetClass.method("summarize", settles: false) { [unowned self] s, call in
             let aggregates = try Bindings.summaryAggregates(call, 2, reserved: nil)
-            let row = try s.summarize(aggregates, by: nil)[0]
-            call.push(Bindings.summaryRow(row, aggregates, key: nil))
+            self.summaries.push(SummaryRequest(set: s, aggregates: aggregates, grouping: nil),
+                                shape: { Bindings.summaryRow($0[0], aggregates, key: nil) }, call: call)
             return 1
         }
-        groupsClass.method("summarize") { g, call in
+        groupsClass.method("summarize", settles: false) { [unowned self] g, call in
             let keyName = Bindings.keyName(g.grouping)
             let aggregates = try Bindings.summaryAggregates(call, 2, reserved: keyName)
-            let rows = try g.set.summarize(aggregates, by: g.grouping)
-            call.push(.array(rows.map { Bindings.summaryRow($0, aggregates, key: keyName) }))
+            self.summaries.push(SummaryRequest(set: g.set, aggregates: aggregates, grouping: g.grouping),
+                                shape: { .array($0.map { Bindings.summaryRow($0, aggregates, key: keyName) }) }, call: call)
             return 1
         }
     }

@@ -132,6 +132,83 @@ extension SampleSet {
     }
 }
 
+/// One summary asked of a set: what `SampleSet.summarize(_:by:)` takes.
+public struct SummaryRequest {
+    public var set: SampleSet
+    public var aggregates: [SummaryColumn]
+    public var grouping: Grouping?
+
+    public init(set: SampleSet, aggregates: [SummaryColumn], grouping: Grouping?) {
+        self.set = set
+        self.aggregates = aggregates
+        self.grouping = grouping
+    }
+}
+
+extension SampleSet {
+    /// The summaries of several sets of one lineage (`SampleSet.lineage`: a set and those
+    /// `filtered` made of it) from one pass over their chunks: each request's rows are
+    /// those of its own `summarize(_:by:)` — it sees the same chunks and, after its set's
+    /// filters, the same rows in the same order — while each chunk is read once and each
+    /// of its fields (`magnitude` too) computed once for all of them (`ChunkColumns`).
+    /// Late groups (see `summarize(_:by:)`) take their second pass per request.
+    /// Throws what any request's own pass throws (`FieldError`, `GroupingError`, a read
+    /// error); the caller may then run them one by one to tell which.
+    public static func summarize(_ requests: [SummaryRequest], lateBudget: Int = 8 << 20) throws -> [[SummaryRow]] {
+        guard let first = requests.first else { return [] }
+        precondition(requests.allSatisfy { $0.set.lineage === first.set.lineage }, "summaries of one pass share a lineage")
+        let layouts = requests.map { SummaryLayout($0.aggregates) }
+        var passes = requests.indices.map {
+            SummaryPass(layout: layouts[$0], grouping: requests[$0].grouping, timeZone: requests[$0].set.timeZone)
+        }
+        let projection = requests.indices.map { requests[$0].set.projection(reading: layouts[$0].readFields) }
+            .dropFirst().reduce(first.set.projection(reading: layouts[0].readFields)) { $0.union($1) }
+        let chunks = first.set.read(projection)
+        while let batch = try chunks.next() {
+            guard batch.count > 0 else { continue }
+            let columns = ChunkColumns(batch)
+            for r in requests.indices {
+                // As `forEachChunk` selects for this request's set alone.
+                var selection: [Int]?
+                for filter in requests[r].set.filters {
+                    selection = try filter.select(in: batch, among: selection, columns: columns)
+                    if selection?.isEmpty == true { break }
+                }
+                if let selection, selection.isEmpty { continue }
+                try passes[r].add(batch, selection, columns: columns)
+            }
+        }
+        for r in requests.indices {
+            passes[r].closeAll()
+            for late in passes[r].lateBatches(budget: lateBudget) {
+                let slots = Set(late)
+                try requests[r].set.forEachChunk(reading: layouts[r].readFields) { batch, sel in
+                    try passes[r].addLate(batch, sel, slots: slots)
+                }
+                for s in late { passes[r].close(s) }
+            }
+        }
+        return passes.map { $0.rows() }
+    }
+}
+
+/// The numeric fields of one chunk, each read (or computed: `magnitude`) once for every
+/// pass and filter over the chunk that asks for it (`SampleSet.summarize(_:)` of requests).
+final class ChunkColumns {
+    let batch: SampleBatch
+    private var read: [String: [Double]] = [:]
+
+    init(_ batch: SampleBatch) { self.batch = batch }
+
+    /// The field's values, one per row (`FieldReader.numbers`); throws its `FieldError`.
+    func numbers(_ field: String) throws -> [Double] {
+        if let known = read[field] { return known }
+        let values = try FieldReader.numbers(field, in: batch)
+        read[field] = values
+        return values
+    }
+}
+
 /// What one summary reads per chunk: distinct fields, distinct filter lists, and the
 /// quantile pools (one per field and filter list).
 struct SummaryLayout {
@@ -184,7 +261,9 @@ struct SummaryLayout {
 
     /// The numeric fields of a chunk (only those pools read when `poolsOnly`). Computed
     /// fields (`magnitude`) are written into `spare`'s buffers, which `keep` hands back.
-    func columns(_ batch: SampleBatch, poolsOnly: Bool, reusing spare: inout [[Double]]) throws -> [[Double]] {
+    /// `shared`: the chunk's fields read already for other passes (nothing is then computed here).
+    func columns(_ batch: SampleBatch, poolsOnly: Bool, reusing spare: inout [[Double]], shared: ChunkColumns? = nil) throws -> [[Double]] {
+        if let shared { return try fields.map { try shared.numbers($0) } }
         if spare.count != fields.count { spare = [[Double]](repeating: [], count: fields.count) }
         var out: [[Double]] = []
         for i in fields.indices {
@@ -295,9 +374,10 @@ struct SummaryPass {
     }
 
     /// Adds a chunk's selected rows to every aggregate (first pass).
-    mutating func add(_ batch: SampleBatch, _ sel: [Int]?) throws {
-        let cols = try layout.columns(batch, poolsOnly: false, reusing: &spare)
-        defer { layout.keep(cols, in: &spare) }
+    /// `columns`: the chunk's fields shared with other passes (`ChunkColumns`), nil: read here.
+    mutating func add(_ batch: SampleBatch, _ sel: [Int]?, columns shared: ChunkColumns? = nil) throws {
+        let cols = try layout.columns(batch, poolsOnly: false, reusing: &spare, shared: shared)
+        defer { if shared == nil { layout.keep(cols, in: &spare) } }
         let masks = try layout.masks(batch, columns: cols, poolsOnly: false)
         var touched: Set<Int> = []
         try runs(batch, sel) { pass, key, a, b in

@@ -493,6 +493,68 @@ final class NaturalFormTests: XCTestCase {
         }
     }
 
+    /// The natural form's three grouped aggregates asked together (`SampleSet.summarize`
+    /// of requests, as a script's deferred results are answered) read the source once,
+    /// with no budget to keep anything, and give each its own pass's rows bit for bit.
+    func testAggregatesOfOneLineageAskedTogetherReadItOnce() throws {
+        let qs = [0.05, 0.5, 0.95]
+        let active = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        // A filter that leaves whole days empty: their groups must not appear.
+        let early = RowFilter(field: "time", op: .lt, operand: .number(1_700_000_000 + 30_000))
+        for projected in [false, true] {
+            let reads = Reads(), budget = ChunkBudget(limit: 0)
+            let week = projected ? projectedSet(reads, budget: budget) : set(reads, budget: budget)
+            let requests = [
+                SummaryRequest(set: week, aggregates: GroupResult.columns(.mean, of: "magnitude"), grouping: .localHour),
+                SummaryRequest(set: week.filtered(active), aggregates: GroupResult.columns(.count, of: nil), grouping: .localDay),
+                SummaryRequest(set: week, aggregates: GroupResult.columns(quantiles: qs, of: "magnitude"), grouping: .localDay),
+                SummaryRequest(set: week.filtered(early).filtered(active), aggregates: GroupResult.columns(.max, of: "x"),
+                               grouping: .hourOfDay),
+                SummaryRequest(set: week.filtered(early), aggregates: GroupResult.columns(.count, of: nil), grouping: nil),
+            ]
+            let together = try SampleSet.summarize(requests)
+            XCTAssertEqual(reads.count, 1, "projected \(projected): one read for every request")
+            for (r, request) in requests.enumerated() {
+                let alone = try request.set.summarize(request.aggregates, by: request.grouping)
+                XCTAssertEqual(together[r].map(\.label), alone.map(\.label), "request \(r)")
+                XCTAssertEqual(together[r].map(\.rows), alone.map(\.rows), "request \(r)")
+                XCTAssertEqual(together[r].map(\.counts), alone.map(\.counts), "request \(r)")
+                XCTAssertEqual(together[r].map { $0.values.map(\.bitPattern) }, alone.map { $0.values.map(\.bitPattern) }, "request \(r)")
+            }
+            XCTAssertEqual(reads.count, 1 + requests.count, "each alone reads again")
+            XCTAssertEqual(together[1].count, together[2].count, "every day has active rows")
+            XCTAssertEqual(together[3].count, 9, "the early rows' hours of the day only")
+            XCTAssertEqual(together[4].first?.rows, 15_000)
+        }
+    }
+
+    /// Requests whose groups close and then get late rows take their second pass alone and
+    /// still equal their own pass; an error of one request (an unknown field) is thrown.
+    func testLateRowsAndErrorsOfRequestsAskedTogether() throws {
+        var times = (0..<(4 * 24)).map { Double($0) * 3600 }
+        var values = times.map { ($0 / 3600).truncatingRemainder(dividingBy: 24) }
+        times += [3600 * 5.5, 3600 * 54.5]
+        values += [100, -100]
+        let batch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
+                                columns: [Column(name: "heartRate", data: .double(values))])
+        let set = SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!,
+                            batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) } + [batch.slice(96..<98)])
+        let high = set.filtered(RowFilter(field: "heartRate", op: .ge, operand: .number(12)))
+        let requests = [SummaryRequest(set: set, aggregates: GroupResult.columns(quantiles: [0.5], of: "heartRate"), grouping: .localDay),
+                        SummaryRequest(set: high, aggregates: GroupResult.columns(.quantile(0.25), of: "heartRate"), grouping: .localDay)]
+        let together = try SampleSet.summarize(requests, lateBudget: 1)
+        for (r, request) in requests.enumerated() {
+            let alone = try request.set.summarize(request.aggregates, by: request.grouping, lateBudget: 1)
+            XCTAssertEqual(together[r].map { $0.values.map(\.bitPattern) }, alone.map { $0.values.map(\.bitPattern) })
+            XCTAssertEqual(together[r].map(\.counts), alone.map(\.counts))
+        }
+        XCTAssertEqual(together[0][0].counts, [25])
+        XCTAssertThrowsError(try SampleSet.summarize(requests + [SummaryRequest(set: high, aggregates: GroupResult.columns(.mean, of: "pulse"),
+                                                                                 grouping: .localHour)])) { error in
+            XCTAssertTrue("\(error)".contains("has no field 'pulse'"), "\(error)")
+        }
+    }
+
     /// A kept read serves only its own set and the sets made from it (`where`, grouping):
     /// another fetch (another window) sharing the budget reads its own samples.
     func testAKeptReadServesOnlyItsOwnSet() throws {

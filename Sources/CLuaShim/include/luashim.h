@@ -152,6 +152,21 @@ int luashim_take_sigint(void);
  * instead of returning it (host_main calls it after opening the libraries;
  * raises on a memory error). [-0, +0] */
 void luashim_install_coroutine_guards(lua_State *L);
+/* Deferred tables: results the host computes when the script first uses them.
+ * luashim_install_deferred (host_main calls it) makes their metatable — __index,
+ * __newindex, __len and __pairs call the settle function first — and replaces
+ * next, rawget, rawset, rawlen, getmetatable and setmetatable by versions that
+ * settle first when given a pending table; a successful pcall/xpcall settles
+ * before it returns (an error then is its error). [-0, +0] */
+void luashim_install_deferred(lua_State *L);
+/* Pops a function and makes it the settle function: called with a deferred table
+ * or nil, it fills every pending table and removes their metatable, and raises
+ * again the error of the table given when computing it failed. [-1, +0] */
+void luashim_set_settle(lua_State *L);
+/* Pushes a new empty table with the deferred metatable. [-0, +1] */
+void luashim_push_deferred_table(lua_State *L);
+/* Tells the wrappers whether any table is pending or failed (0: none; they then cost a load). */
+void luashim_set_deferred_pending(lua_State *L, int pending);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
  * the sandbox's pretty-printer uses them. [-0, +2] */

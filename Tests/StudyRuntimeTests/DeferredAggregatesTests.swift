@@ -1,0 +1,104 @@
+import Foundation
+import XCTest
+@testable import StudyRuntime
+
+/// Grouped aggregates are deferred tables (`DeferredSummaries`): the statements a protocol
+/// writes one after another over one set are answered together, and the protocol sees
+/// exactly what it saw when each was computed on the spot — values, errors, lines.
+final class DeferredAggregatesTests: XCTestCase {
+    /// A protocol that, on day 2, asks for the natural form's aggregates of day 1's light,
+    /// then uses them in every way a protocol does, beside `summarize`'s answers.
+    static let natural = #"""
+    local T = require "t"
+    local time = require "time"
+    T.study({ "ambientLightSensor" })
+    local light = sensorkit.reader "ambientLightSensor"
+    sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+    schedule.at(time.studyStart() + days(2) + hours(1), function()
+      local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+      local hourly = set:byHour():mean("lux")
+      local bright = set:where("lux", ">", 100):byHour():count()
+      local spread = set:byDay():quantiles("lux", { 0.1, 0.5, 0.9 })
+      local none = set:where("lux", "<", -1):byDay():count()
+      local one = set:byHour():summarize { mean = { "mean", "lux" }, bright = { "count", where = { "lux", ">", 100 } } }
+      T.log("hours", #hourly, "bright hours", #bright, "days", #spread, "empty", #none, next(none))
+      local brightByHour = {}
+      for _, g in pairs(bright) do brightByHour[g.key] = g.value end
+      for i, g in ipairs(hourly) do
+        assert(g.key == one[i].hour and g.value == one[i].mean, g.key)
+        assert((brightByHour[g.key] or 0) == one[i].bright, g.key)
+      end
+      T.log("first", hourly[1].key, hourly[1].count, string.format("%.6f", hourly[1].value))
+      T.log("median", spread[1].key, string.format("%.6f", spread[1].values[2]), rawlen(spread[1].values))
+      T.log(inspect(bright[1]))
+    end)
+    """#
+
+    func testTheNaturalFormSeesEveryResultAsComputedOnTheSpot() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(DeferredAggregatesTests.natural, days: 3, participants: 1, stdlib: true)
+        XCTAssertTrue(o.runner.failures.isEmpty, "\(o.runner.failures)")
+        let lines = o.lines
+        guard lines.count == 4 else { return XCTFail(o.output) }
+        XCTAssertTrue(lines[0].hasPrefix("hours "), o.output)
+        let parts = lines[0].split(separator: " ")
+        XCTAssertGreaterThan(Int(parts[1]) ?? 0, 6, o.output)
+        XCTAssertGreaterThan(Int(parts[4]) ?? 0, 0, o.output)
+        XCTAssertEqual(parts[6], "1", "one day of light")
+        XCTAssertEqual(parts.suffix(3), ["empty", "0", "nil"], "a filter that keeps nothing: no group")
+        XCTAssertTrue(lines[3].hasPrefix("{ count = "), o.output)
+    }
+
+    /// An aggregate that fails (a field the sensor does not have) raises where the
+    /// protocol could catch it had it been computed on the spot — inside the `pcall`
+    /// around the statement — and names the line that asked for it, not the line that
+    /// used it; uncaught, it stops the participant with that line before anything after
+    /// the statement reaches a host function.
+    func testAFailingAggregateRaisesInsideItsPcallNamingTheLineThatAsked() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        local time = require "time"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.at(time.studyStart() + days(2), function()
+          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+          local ok, err = pcall(function()
+            return set:byDay():mean("candela")
+          end)
+          T.log(ok, err)
+          local fine = set:byDay():count()
+          local bad = set:byHour():mean("candela")
+          T.log("asked")
+          T.log(#fine, #bad)
+        end)
+        """#, days: 3, participants: 1, stdlib: true)
+        XCTAssertEqual(o.lines.count, 1, o.output)
+        XCTAssertTrue(o.lines.first?.hasPrefix("false ") == true, o.output)
+        XCTAssertTrue(o.lines.first?.hasSuffix("protocol.lua:9: ambientLightSensor has no field 'candela' (fields: lux, placement, chromaticityX, chromaticityY, time, writeTime)") == true, o.output)
+        // `T.log("asked")` prints through a host function, which sees every result asked
+        // for before it: the error is raised there, before anything is printed, as it
+        // was when the statement computed it.
+        let failure = try XCTUnwrap(o.runner.failures.first)
+        XCTAssertTrue("\(failure)".contains("protocol.lua:13: ambientLightSensor has no field 'candela'"), "\(failure)")
+    }
+
+    /// A result never used is still computed before the callback returns: its error
+    /// stops the participant inside that callback.
+    func testAnUnusedFailingAggregateStillFailsItsCallback() throws {
+        let h = try ProtocolHarness()
+        let error = try h.failure(#"""
+        local T = require "t"
+        local time = require "time"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.at(time.studyStart() + days(2), function()
+          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+          local unused = set:byDay():max("candela")
+        end)
+        """#, days: 3, participants: 1)
+        XCTAssertTrue("\(error)".contains("protocol.lua:8: ambientLightSensor has no field 'candela'"), "\(error)")
+    }
+}
