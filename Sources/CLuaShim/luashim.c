@@ -725,14 +725,15 @@ static int guarded_cowrap(lua_State *L) {
  * is raised again in the caller instead of being returned as (false, error).
  * `extra` is the number of stack slots below the results' `true` (lua_pcallk's
  * continuation context), as lbaselib's continuation has it. */
-static int settle_deferred_protected(lua_State *L);
+static int settle_deferred_protected(lua_State *L, int msgh);
 
 static int finish_guarded_pcall(lua_State *L, int status, lua_KContext extra) {
-    if (status == LUA_OK && gethost(L)->deferred_pending) {
+    /* LUA_YIELD here: the continuation of a call that yielded and then returned. */
+    if ((status == LUA_OK || status == LUA_YIELD) && gethost(L)->deferred_pending) {
         /* Results the call asked for and did not use are computed before pcall returns,
-         * so that an error computing them is caught by this pcall, as it would have
-         * been had they been computed when asked for. */
-        if (settle_deferred_protected(L) != LUA_OK) {
+         * so that an error computing them is caught by this pcall (through xpcall's
+         * handler, slot 2), as it would have been had they been computed when asked for. */
+        if (settle_deferred_protected(L, extra == 2 ? 2 : 0) != LUA_OK) {
             if (is_uncatchable(L, -1) || gethost(L)->stop != LUASHIM_STOP_NONE) return lua_error(L);
             lua_pushboolean(L, 0);
             lua_insert(L, -2);
@@ -802,10 +803,11 @@ static void settle_deferred(lua_State *L, int idx) {
 
 static int settle_deferred_call(lua_State *L) { settle_deferred(L, 0); return 0; }
 
-/* settle_deferred in a protected call: LUA_OK, or the status with the error on top. [-0, +(0|1)] */
-static int settle_deferred_protected(lua_State *L) {
+/* settle_deferred in a protected call (`msgh`: its message handler's index, or 0): LUA_OK,
+ * or the status with the error on top. [-0, +(0|1)] */
+static int settle_deferred_protected(lua_State *L, int msgh) {
     lua_pushcfunction(L, settle_deferred_call);
-    return lua_pcall(L, 0, 0, 0);
+    return lua_pcall(L, 0, 0, msgh);
 }
 
 /* Settles when the value at `idx` is a pending deferred table. [-0, +0] */

@@ -105,6 +105,17 @@ final class DeferredTableTests: XCTestCase {
             """, chunkName: "=probe")
         XCTAssertEqual(results.first, .boolean(false))
         XCTAssertEqual(results.dropFirst().first?.stringValue, "probe:2: no answer")
+        // xpcall's handler sees it; a pcall whose function yielded on the way settles too.
+        XCTAssertEqual(try state.execute("""
+            return xpcall(function() return ask(-1) end, function(e) return "handled: " .. e end)
+            """, chunkName: "=probe"), [false, "handled: probe:1: no answer"])
+        XCTAssertEqual(try state.execute("""
+            local co = coroutine.wrap(function()
+              return pcall(function() local t = ask(-1); coroutine.yield(1); return t end)
+            end)
+            co()
+            return co()
+            """, chunkName: "=probe"), [false, "probe:2: no answer"])
         // Used outside any pcall: the error ends the call, with the asking line.
         XCTAssertThrowsError(try state.execute("""
             local t = ask(-1)
