@@ -252,6 +252,23 @@ func openByteSource(_ path: String, readAhead: Bool = true, lookahead: Int = Zst
     }
 }
 
+/// Reads the file at `path` through the importers' decoder (opened as `openByteSource`
+/// opens it, decoding on the calling thread) to its end, throwing the bytes away: what
+/// decoding alone costs, for `sensorium bench store`'s floor of a compressed import.
+/// Returns the bytes decoded; throws the decoder's error.
+package func decodeToEnd(_ path: String) throws -> Int64 {
+    let source = try openByteSource(path, readAhead: false)
+    let size = 1 << 20
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64)
+    defer { buffer.deallocate() }
+    var total: Int64 = 0
+    while true {
+        let n = try source.read(into: buffer, count: size)
+        if n == 0 { return total }
+        total += Int64(n)
+    }
+}
+
 /// What the first bytes of a file (or of its decompressed content) are, in the words of an
 /// error message: a reader that meets bytes that are not text says "zstd-compressed",
 /// "gzip-compressed" or "not UTF-8 text (binary data at byte N)", and never prints them.

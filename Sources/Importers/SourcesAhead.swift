@@ -33,11 +33,12 @@ package struct ReadAhead: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Decompressed bytes a file's thread may decode ahead of its reader (beyond a zstd
-    /// frame's window). One file ahead: `ZstdSource.lookahead` (2 MiB), as before. More: a
-    /// share of the budget (at most 32 MiB), so that an upload ahead decompresses whole on a
-    /// core of its own instead of 2 MiB of it.
+    /// frame's window): a share of the budget, at most 32 MiB, at least
+    /// `ZstdSource.lookahead` (2 MiB). So an upload ahead decompresses whole on a core of its
+    /// own, and a large file's next parsing window (8 MiB or more, `MDHPipeline`) is decoded
+    /// while the current one is parsed; with 2 MiB the parsers and the decoder took turns.
     package var lookaheadBytes: Int {
-        files == 1 ? ZstdSource.lookahead : max(ZstdSource.lookahead, min(32 << 20, budgetBytes / (files + 1)))
+        max(ZstdSource.lookahead, min(32 << 20, budgetBytes / (files + 1)))
     }
 
     package var description: String {

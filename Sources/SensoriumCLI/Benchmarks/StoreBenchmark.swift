@@ -240,7 +240,7 @@ public enum StoreBenchmark {
         let path = dir.appendingPathComponent("native-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
         let plainRate = try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
-                                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output)
+                                        label: "native", key: "native", inputBytes: csvBytes, unit: "CSV", summary: &summary, output: output).rate
         // One day: the zstd pass is compared with this import (the same files); more: with the first day's own.
         if days == 1 {
             try runNativeZstd(study: study, source: sim, start: start, dir: dir, plain: (folder, plainRate, exported.rows), summary: &summary, output: output)
@@ -307,7 +307,7 @@ public enum StoreBenchmark {
             let rate = try importTwice(ImportRequest(format: .native, sources: [folder.path], progressBar: false), into: store,
                                        label: label, key: key == "plain" ? "native day" : "native.zstd day",
                                        inputBytes: key == "plain" ? plainBytes : compressed, unit: key == "plain" ? "CSV" : "zstd",
-                                       summary: &summary, output: output)
+                                       summary: &summary, output: output).rate
             try store.close()
             if key == "plain" { plainRate = rate } else { output(compressedRatio(label, rate: rate, plainRate: plainRate)) }
             try FileManager.default.removeItem(at: folder)
@@ -345,13 +345,21 @@ public enum StoreBenchmark {
                       synced, Double(bytes) / 1e6, s - synced)
     }
 
+    /// The first (importing) pass of `importTwice`: rows per second, wall and CPU seconds.
+    struct ImportMeasure {
+        var rate: Double
+        var seconds: Double
+        var cpuSeconds: Double
+    }
+
     /// Imports `request` into `store` twice (import, then re-import of the same files, all
     /// duplicates) and prints each pass's rate against its target; adds both rates to `summary`
-    /// as "KEY import" and "KEY re-import". Returns the import's rate (rows/s).
+    /// as "KEY import" and "KEY re-import". Returns the import's measure (its rate in rows/s).
     @discardableResult
     static func importTwice(_ request: ImportRequest, into store: RecordedStore, label: String, key: String, inputBytes: Int64,
-                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws -> Double {
+                            unit: String, summary: inout [(String, Double)], output: (String) -> Void) throws -> ImportMeasure {
         var firstRate = 0.0
+        var first = ImportMeasure(rate: 0, seconds: 0, cpuSeconds: 0)
         for pass in ["import", "re-import"] {
             resetPeakResident()
             let t = DispatchTime.now().uptimeNanoseconds
@@ -362,13 +370,42 @@ public enum StoreBenchmark {
             let rate = Double(stats.rowsRead) / s
             let target = pass == "import" ? String(format: "target ≥ 7: %.2fx", rate / 7e6)
                 : String(format: "target ≥ the import's %.2f: %.2fx", firstRate / 1e6, rate / firstRate)
-            if pass == "import" { firstRate = rate }
+            if pass == "import" {
+                firstRate = rate
+                first = ImportMeasure(rate: rate, seconds: s, cpuSeconds: cpu)
+            }
             summary.append(("\(key) \(pass)", rate))
             output(String(format: "  %@ %@: %.2f s = %.2f M rows/s (%@), %.0f MB/s of %@; %.2f CPU-s = %.2f cores busy (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; peak memory %.0f MB",
                           label, pass, s, rate / 1e6, target, Double(inputBytes) / 1e6 / s, unit, cpu, cpu / s, Double(stats.rowsRead) / cpu / 1e6,
                           stats.rowsStored, stats.duplicatesDropped, Double(peakResidentBytes()) / 1e6))
         }
-        return firstRate
+        return first
+    }
+
+    /// A line saying how fast the compressed import could be at best: every file under
+    /// `root` (a file, or a folder's files) decoded alone (`decodeToEnd`: the importers' decoder, one thread, nothing parsed),
+    /// against the import of the same files uncompressed (`plain`, `plainBytes` of them).
+    /// Two floors of the ratio: the cores' (plain CPU-s + decoding CPU-s shared by this
+    /// machine's cores) and one file's (its bytes decode one after another, so a file
+    /// imports no faster than its decoder: the plain import's MB/s over the decoder's).
+    static func decoderFloor(_ label: String, root: String, decoder: String, plain: ImportMeasure, plainBytes: Int64) throws -> String {
+        let isFile = (try? FileManager.default.attributesOfItem(atPath: root)[.type] as? FileAttributeType) == .typeRegular
+        let files = isFile ? [root] : (FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String } ?? []).sorted()
+            .map { root + "/" + $0 }
+            .filter { (try? FileManager.default.attributesOfItem(atPath: $0)[.type] as? FileAttributeType) == .typeRegular }
+        let t = DispatchTime.now().uptimeNanoseconds
+        let cpu0 = processCPUSeconds()
+        var bytes: Int64 = 0
+        for f in files { bytes += try decodeToEnd(f) }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - t) / 1e9
+        let cpu = processCPUSeconds() - cpu0
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let decodeRate = Double(bytes) / 1e6 / seconds, plainRate = Double(plainBytes) / 1e6 / plain.seconds
+        let coresFloor = (plain.cpuSeconds + cpu) / cores / plain.seconds
+        let fileFloor = plainRate / decodeRate
+        return String(format: "  %@: the decoder alone (%@, one thread, nothing parsed) takes %.2f s, %.2f CPU-s for %.0f MB = %.0f MB/s; the uncompressed import took %.2f s, %.2f CPU-s = %.0f MB/s. Floors of the ratio here: (%.2f + %.2f CPU-s) over %.0f cores = %.2fx; one file imports no faster than its decoder = %.2fx",
+                      label, decoder, seconds, cpu, Double(bytes) / 1e6, decodeRate, plain.seconds, plain.cpuSeconds, plainRate,
+                      plain.cpuSeconds, cpu, cores, coresFloor, fileFloor)
     }
 
     /// A line comparing a compressed import's rate with the uncompressed import's: how many
@@ -403,8 +440,8 @@ public enum StoreBenchmark {
         output("  " + readIntoPageCache(root))
         let path = dir.appendingPathComponent("mdh-\(days)d.sqlite").path
         let store = try RecordedStore(path: path)
-        let plainRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
-                                        label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
+        let plain = try importTwice(ImportRequest(format: .mdhJSON, sources: [root], progressBar: false), into: store,
+                                    label: "MyDataHelps JSON", key: "mdh-json", inputBytes: size, unit: "JSON", summary: &summary, output: output)
         try store.close()
         // Exports are downloaded as .json.gz: the first day of both devices compressed, then
         // imported into a store of its own (inflating is part of the import).
@@ -422,7 +459,7 @@ public enum StoreBenchmark {
         output("  " + readIntoPageCache(gzRoot))
         // The compressed passes are compared with the same files uncompressed: with more than
         // one day, the first day's plain files imported on their own.
-        var firstDayRate = plainRate
+        var firstDayPlain = plain, firstDayBytes = size
         if days > 1 {
             let firstRoot = dir.appendingPathComponent("mdh-\(days)d-first").path
             var firstBytes: Int64 = 0
@@ -434,16 +471,18 @@ public enum StoreBenchmark {
             }
             output("  " + readIntoPageCache(firstRoot))
             let firstStore = try RecordedStore(path: dir.appendingPathComponent("mdh-first.sqlite").path)
-            firstDayRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [firstRoot], progressBar: false), into: firstStore,
-                                           label: "MyDataHelps JSON, the first day", key: "mdh-json first day", inputBytes: firstBytes,
-                                           unit: "JSON", summary: &summary, output: output)
+            firstDayPlain = try importTwice(ImportRequest(format: .mdhJSON, sources: [firstRoot], progressBar: false), into: firstStore,
+                                       label: "MyDataHelps JSON, the first day", key: "mdh-json first day", inputBytes: firstBytes,
+                                       unit: "JSON", summary: &summary, output: output)
+            firstDayBytes = firstBytes
             try firstStore.close()
             try FileManager.default.removeItem(atPath: firstRoot)
         }
         let gzStore = try RecordedStore(path: dir.appendingPathComponent("mdh-gz.sqlite").path)
         let gzRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [gzRoot], progressBar: false), into: gzStore,
-                                     label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output)
-        output(compressedRatio("MyDataHelps JSON.gz", rate: gzRate, plainRate: firstDayRate))
+                                     label: "MyDataHelps JSON.gz", key: "mdh-json.gz", inputBytes: gzBytes, unit: "gzip", summary: &summary, output: output).rate
+        output(compressedRatio("MyDataHelps JSON.gz", rate: gzRate, plainRate: firstDayPlain.rate))
+        output(try decoderFloor("MyDataHelps JSON.gz", root: gzRoot, decoder: "ISA-L inflate", plain: firstDayPlain, plainBytes: firstDayBytes))
         try gzStore.close()
         // MyHeartCounts uploads are zstd-compressed: the same first day as .json.zstd
         // (libzstd's streaming compression at its default level, with checksums).
@@ -461,8 +500,9 @@ public enum StoreBenchmark {
         let zstdStore = try RecordedStore(path: dir.appendingPathComponent("mdh-zstd.sqlite").path)
         let zstdRate = try importTwice(ImportRequest(format: .mdhJSON, sources: [zstdRoot], progressBar: false), into: zstdStore,
                                        label: "MyDataHelps JSON.zstd", key: "mdh-json.zstd", inputBytes: zstdBytes, unit: "zstd",
-                                       summary: &summary, output: output)
-        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: firstDayRate))
+                                       summary: &summary, output: output).rate
+        output(compressedRatio("MyDataHelps JSON.zstd", rate: zstdRate, plainRate: firstDayPlain.rate))
+        output(try decoderFloor("MyDataHelps JSON.zstd", root: zstdRoot, decoder: "libzstd", plain: firstDayPlain, plainBytes: firstDayBytes))
         try zstdStore.close()
         if !keepFiles {
             try FileManager.default.removeItem(atPath: root)
@@ -519,7 +559,7 @@ public enum StoreBenchmark {
             let label = key == "plain" ? "many uploads CSV" : "many uploads CSV.\(key)"
             rates[key] = try importTwice(request, into: store, label: label, key: key == "plain" ? "mhc uploads" : "mhc uploads.\(key)",
                                          inputBytes: key == "plain" ? plainBytes : key == "zstd" ? zstdBytes : gzBytes, unit: unit,
-                                         summary: &summary, output: output)
+                                         summary: &summary, output: output).rate
             try store.close()
             if key != "plain" { output(compressedRatio(label, rate: rates[key]!, plainRate: rates["plain"]!)) }
             if key == "zstd" && ahead.files > 1 {
@@ -527,7 +567,7 @@ public enum StoreBenchmark {
                 let one = try RecordedStore(path: dir.appendingPathComponent("uploads-zstd-one.sqlite").path)
                 request.readAhead = ReadAhead(files: 1)
                 let oneRate = try importTwice(request, into: one, label: "many uploads CSV.zstd, one file ahead", key: "mhc uploads.zstd one ahead",
-                                              inputBytes: zstdBytes, unit: "zstd", summary: &summary, output: output)
+                                              inputBytes: zstdBytes, unit: "zstd", summary: &summary, output: output).rate
                 try one.close()
                 output(compressedRatio("many uploads CSV.zstd, one file ahead", rate: oneRate, plainRate: rates["plain"]!))
                 output(String(format: "  many uploads CSV.zstd: %d files ahead take %.2fx the time per row of one file ahead", ahead.files, oneRate / rates["zstd"]!))
@@ -609,6 +649,7 @@ public enum StoreBenchmark {
         var weekStore: RecordedStore? = nil
         var lastRate = 0.0
         var importRate = 0.0
+        var plainMeasure = ImportMeasure(rate: 0, seconds: 0, cpuSeconds: 0)
         // The longer run: a participant-week by name when it is one (with --days 1 it is one
         // day too, in files of its own).
         let weekLabel = weekDays == 7 ? "participant-week" : "\(weekDays)-day run"
@@ -633,7 +674,10 @@ public enum StoreBenchmark {
                 let s = secs(t)
                 let cpu = processCPUSeconds() - cpu0
                 lastRate = Double(stats.rowsRead) / s
-                if pass == "import" { importRate = lastRate }
+                if pass == "import" {
+                    importRate = lastRate
+                    plainMeasure = ImportMeasure(rate: lastRate, seconds: s, cpuSeconds: cpu)
+                }
                 let dbSize = RecordedStore.bytes(under: path) + RecordedStore.bytes(under: path + "-wal")
                 output(String(format: "  %@: %@ %.2f s = %.2f M rows/s (target ≥ 7: %.2fx), %.0f MB/s of CSV; %.2f CPU-s (%.2f M rows per CPU-s); %d rows stored, %d duplicates dropped; store %.0f MB = %.1f B/row; peak memory %.0f MB (%.0f MB before)",
                               label, pass, s, Double(stats.rowsRead) / s / 1e6, Double(stats.rowsRead) / s / 7e6, Double(size) / 1e6 / s, cpu,
@@ -653,8 +697,10 @@ public enum StoreBenchmark {
                     let compressedStore = try RecordedStore(path: dir.appendingPathComponent("store-\(label)-\(suffix).sqlite").path)
                     let rate = try importTwice(ImportRequest(format: .mhcCSV, sources: [path], participant: "bench", timeZone: "UTC", progressBar: false),
                                                into: compressedStore, label: "\(label) CSV.\(suffix)", key: "mhc-csv.\(suffix) day", inputBytes: bytes,
-                                               unit: unit, summary: &summary, output: output)
+                                               unit: unit, summary: &summary, output: output).rate
                     output(compressedRatio("\(label) CSV.\(suffix)", rate: rate, plainRate: plainRate))
+                    output(try decoderFloor("\(label) CSV.\(suffix)", root: path, decoder: suffix == "gz" ? "ISA-L inflate" : "libzstd",
+                                            plain: plainMeasure, plainBytes: Int64(size)))
                     try compressedStore.close()
                     try FileManager.default.removeItem(atPath: path)
                 }
