@@ -791,7 +791,10 @@ static int guarded_xpcall(lua_State *L) {
  * rawset, rawlen, getmetatable, setmetatable) settle first when given one. */
 static const char *const DEFERRED_MT = "luashim.deferred";
 static const char *const SETTLE_KEY = "luashim.settle";
+/* The base library's functions the wrappers call (the same in every state; written by
+ * every state's set-up, possibly on several threads at once, so read and written atomically). */
 static lua_CFunction base_next, base_rawget, base_rawset, base_rawlen, base_getmetatable, base_setmetatable;
+#define BASE(f) (__atomic_load_n(&(f), __ATOMIC_RELAXED))
 
 /* Calls the host's settle function with the table at `idx` (0: none), which is then
  * filled, or raises the error that computing it raised. Raises what it raises. [-0, +0] */
@@ -824,18 +827,18 @@ static int deferred_newindex(lua_State *L) { settle_deferred(L, 1); lua_settop(L
 static int deferred_len(lua_State *L) { settle_deferred(L, 1); lua_pushinteger(L, (lua_Integer)lua_rawlen(L, 1)); return 1; }
 static int deferred_pairs(lua_State *L) {
     settle_deferred(L, 1);
-    lua_pushcfunction(L, base_next);
+    lua_pushcfunction(L, BASE(base_next));
     lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
 }
 
-static int d_next(lua_State *L) { settle_if_deferred(L, 1); return base_next(L); }
-static int d_rawget(lua_State *L) { settle_if_deferred(L, 1); return base_rawget(L); }
-static int d_rawset(lua_State *L) { settle_if_deferred(L, 1); return base_rawset(L); }
-static int d_rawlen(lua_State *L) { settle_if_deferred(L, 1); return base_rawlen(L); }
-static int d_getmetatable(lua_State *L) { settle_if_deferred(L, 1); return base_getmetatable(L); }
-static int d_setmetatable(lua_State *L) { settle_if_deferred(L, 1); return base_setmetatable(L); }
+static int d_next(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_next)(L); }
+static int d_rawget(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_rawget)(L); }
+static int d_rawset(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_rawset)(L); }
+static int d_rawlen(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_rawlen)(L); }
+static int d_getmetatable(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_getmetatable)(L); }
+static int d_setmetatable(lua_State *L) { settle_if_deferred(L, 1); return BASE(base_setmetatable)(L); }
 
 /* Replaces a base function by its settling wrapper, keeping the original in `*base`. */
 static void wrap_base(lua_State *L, const char *name, lua_CFunction *base, lua_CFunction wrapper) {
@@ -843,7 +846,7 @@ static void wrap_base(lua_State *L, const char *name, lua_CFunction *base, lua_C
     lua_CFunction f = lua_tocfunction(L, -1);
     lua_pop(L, 1);
     if (f == NULL || f == wrapper) return;
-    *base = f;
+    __atomic_store_n(base, f, __ATOMIC_RELAXED);
     lua_pushcfunction(L, wrapper);
     lua_setglobal(L, name);
 }
@@ -878,6 +881,7 @@ void luashim_push_deferred_table(lua_State *L) {
 }
 
 void luashim_set_deferred_pending(lua_State *L, int pending) { gethost(L)->deferred_pending = pending; }
+int luashim_deferred_pending(lua_State *L) { return gethost(L)->deferred_pending; }
 
 /* coroutine.close as the library's (upvalue 1, called in this frame), except that
  * an uncatchable host error raised by a to-be-closed variable's __close is passed

@@ -672,7 +672,7 @@ private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
 /// The one dispatcher for Swift closures (called by C's closure trampoline).
 private func dispatchClosure(_ L: OpaquePointer?, _ box: UnsafeMutableRawPointer?) -> Int32 {
     let closure = Unmanaged<ClosureBox>.fromOpaque(box!).takeUnretainedValue()
-    if closure.settles, !LuaState.owner(of: L!).deferredTables.isEmpty {
+    if closure.settles, luashim_deferred_pending(L) != 0, !LuaState.owner(of: L!).deferredTables.isEmpty {
         // A host function sees every result the script asked for before it: computed now.
         return invokeSwift(L!) { call in
             try call.state.settleDeferred()

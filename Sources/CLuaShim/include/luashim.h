@@ -167,6 +167,8 @@ void luashim_set_settle(lua_State *L);
 void luashim_push_deferred_table(lua_State *L);
 /* Tells the wrappers whether any table is pending or failed (0: none; they then cost a load). */
 void luashim_set_deferred_pending(lua_State *L, int pending);
+/* Whether any deferred table is pending or failed (as last set). */
+int luashim_deferred_pending(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
  * the sandbox's pretty-printer uses them. [-0, +2] */
