@@ -18,19 +18,44 @@ final class DeferredSummaries {
         call.state.pushDeferred(summary)
     }
 
-    /// Answers every pending summary of `lineage` (one pass), each keeping its outcome.
-    /// When the pass fails, each is run alone so that each has its own result or error.
+    /// Quantile pools one pass may fill at once: each holds a group's values (a day of 50 Hz
+    /// accelerometer is 4.3 M values, 35 MB), so summaries asked together share passes of at
+    /// most this many pools, and memory stays within a few times what one summary takes.
+    static let poolsPerPass = 4
+
+    /// Answers every pending summary of `lineage` (one pass for each batch of at most
+    /// `poolsPerPass` quantile pools), each keeping its outcome. When a pass fails, each of
+    /// its summaries is run alone so that each has its own result or error.
     fileprivate func answer(_ lineage: SampleSet.Lineage) {
         guard let due = pending.removeValue(forKey: ObjectIdentifier(lineage)), !due.isEmpty else { return }
-        if due.count > 1, let rows = try? SampleSet.summarize(due.map(\.request)) {
-            for (summary, rows) in zip(due, rows) { summary.outcome = .success(summary.shape(rows)) }
-            return
-        }
-        for summary in due {
-            summary.outcome = Result {
-                summary.shape(try summary.request.set.summarize(summary.request.aggregates, by: summary.request.grouping))
+        for batch in DeferredSummaries.batches(due.map { SummaryLayout($0.request.aggregates).pools.count }).map({ $0.map { due[$0] } }) {
+            if batch.count > 1, let rows = try? SampleSet.summarize(batch.map(\.request)) {
+                for (summary, rows) in zip(batch, rows) { summary.outcome = .success(summary.shape(rows)) }
+                continue
+            }
+            for summary in batch {
+                summary.outcome = Result {
+                    summary.shape(try summary.request.set.summarize(summary.request.aggregates, by: summary.request.grouping))
+                }
             }
         }
+    }
+
+    /// The requests (by index, in order) cut into runs whose pools (`pools[i]` each) add up
+    /// to at most `poolsPerPass`; a request with more goes alone.
+    static func batches(_ pools: [Int]) -> [[Int]] {
+        var out: [[Int]] = [], current: [Int] = [], held = 0
+        for (i, n) in pools.enumerated() {
+            if !current.isEmpty && held + n > poolsPerPass {
+                out.append(current)
+                current = []
+                held = 0
+            }
+            current.append(i)
+            held += n
+        }
+        if !current.isEmpty { out.append(current) }
+        return out
     }
 }
 

@@ -102,3 +102,13 @@ final class DeferredAggregatesTests: XCTestCase {
         XCTAssertTrue("\(error)".contains("protocol.lua:8: ambientLightSensor has no field 'candela'"), "\(error)")
     }
 }
+
+/// How pending summaries are cut into passes: quantile pools bound what one pass holds.
+final class DeferredBatchesTests: XCTestCase {
+    func testPassesHoldAtMostFourQuantilePools() {
+        XCTAssertEqual(DeferredSummaries.batches([0, 0, 1, 0]), [[0, 1, 2, 3]], "the natural form: one pass")
+        XCTAssertEqual(DeferredSummaries.batches([1, 1, 1, 1, 1, 1]), [[0, 1, 2, 3], [4, 5]])
+        XCTAssertEqual(DeferredSummaries.batches([3, 2, 0, 6, 1]), [[0], [1, 2], [3], [4]], "more than four alone")
+        XCTAssertEqual(DeferredSummaries.batches([]), [])
+    }
+}
