@@ -1,5 +1,7 @@
 import Foundation
 import XCTest
+@_spi(Bindings) import LuaHost
+import SensorKitModel
 @testable import StudyRuntime
 
 /// Grouped aggregates are deferred tables (`DeferredSummaries`): the statements a protocol
@@ -110,5 +112,43 @@ final class DeferredBatchesTests: XCTestCase {
         XCTAssertEqual(DeferredSummaries.batches([1, 1, 1, 1, 1, 1]), [[0, 1, 2, 3], [4, 5]])
         XCTAssertEqual(DeferredSummaries.batches([3, 2, 0, 6, 1]), [[0], [1, 2], [3], [4]], "more than four alone")
         XCTAssertEqual(DeferredSummaries.batches([]), [])
+    }
+}
+
+/// Through Lua: the summaries a script asks of one lineage before using any are one read
+/// of the source; asked one at a time and used in between, one read each.
+final class DeferredPassesTests: XCTestCase {
+    func testAskedTogetherIsOneReadAskedApartIsOneEach() throws {
+        let reads = NaturalFormTests.Reads()
+        let batches = NaturalFormTests.batches()
+        let week = SampleSet(sensor: .accelerometer, timeZone: TimeZone(identifier: "UTC")!) {
+            reads.count += 1
+            return BatchIterator(batches)
+        }
+        let active = RowFilter(field: "magnitude", op: .gt, operand: .number(1.1))
+        let summaries = DeferredSummaries()
+        let state = try LuaState()
+        state.register("ask", settles: false) { call in
+            let request: SummaryRequest
+            switch try call.string(1) {
+            case "hourly": request = SummaryRequest(set: week, aggregates: GroupResult.columns(.mean, of: "magnitude"), grouping: .localHour)
+            case "active": request = SummaryRequest(set: week.filtered(active), aggregates: GroupResult.columns(.count, of: nil), grouping: .localDay)
+            default: request = SummaryRequest(set: week, aggregates: GroupResult.columns(quantiles: [0.5], of: "magnitude"), grouping: .localDay)
+            }
+            summaries.push(request, shape: { .array($0.map { .number($0.values[0]) }) }, call: call)
+            return 1
+        }
+        XCTAssertEqual(try state.execute("""
+            local hourly, active, spread = ask("hourly"), ask("active"), ask("spread")
+            return #hourly, #active, #spread
+            """), [.integer(49), .integer(3), .integer(3)])
+        XCTAssertEqual(reads.count, 1, "three summaries, one read")
+        XCTAssertEqual(try state.execute("""
+            local hourly = ask("hourly")
+            local n = #hourly
+            local spread = ask("spread")
+            return n + #spread
+            """), [.integer(52)])
+        XCTAssertEqual(reads.count, 3, "used before the next was asked: a read each")
     }
 }
