@@ -8,16 +8,23 @@ import SensorKitModel
 /// writes one after another over one set are answered together, and the protocol sees
 /// exactly what it saw when each was computed on the spot — values, errors, lines.
 final class DeferredAggregatesTests: XCTestCase {
+    /// A protocol recording ambient light whose callback, on day 2, runs `body` (from
+    /// line 8) with `set`: day 1's samples.
+    static func onDay2(_ body: String) -> String {
+        #"""
+        local T = require "t"
+        local time = require "time"
+        T.study({ "ambientLightSensor" })
+        local light = sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+        schedule.at(time.studyStart() + days(2) + hours(1), function()
+          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+        """# + "\n" + body + "\nend)\n"
+    }
+
     /// A protocol that, on day 2, asks for the natural form's aggregates of day 1's light,
     /// then uses them in every way a protocol does, beside `summarize`'s answers.
-    static let natural = #"""
-    local T = require "t"
-    local time = require "time"
-    T.study({ "ambientLightSensor" })
-    local light = sensorkit.reader "ambientLightSensor"
-    sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
-    schedule.at(time.studyStart() + days(2) + hours(1), function()
-      local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+    static let natural = onDay2(#"""
       local hourly = set:byHour():mean("lux")
       local bright = set:where("lux", ">", 100):byHour():count()
       local spread = set:byDay():quantiles("lux", { 0.1, 0.5, 0.9 })
@@ -33,8 +40,7 @@ final class DeferredAggregatesTests: XCTestCase {
       T.log("first", hourly[1].key, hourly[1].count, string.format("%.6f", hourly[1].value))
       T.log("median", spread[1].key, string.format("%.6f", spread[1].values[2]), rawlen(spread[1].values))
       T.log(inspect(bright[1]))
-    end)
-    """#
+    """#)
 
     func testTheNaturalFormSeesEveryResultAsComputedOnTheSpot() throws {
         let h = try ProtocolHarness()
@@ -58,14 +64,7 @@ final class DeferredAggregatesTests: XCTestCase {
     /// the statement reaches a host function.
     func testAFailingAggregateRaisesInsideItsPcallNamingTheLineThatAsked() throws {
         let h = try ProtocolHarness()
-        let o = try h.run(#"""
-        local T = require "t"
-        local time = require "time"
-        T.study({ "ambientLightSensor" })
-        local light = sensorkit.reader "ambientLightSensor"
-        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
-        schedule.at(time.studyStart() + days(2), function()
-          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+        let o = try h.run(DeferredAggregatesTests.onDay2(#"""
           local ok, err = pcall(function()
             return set:byDay():mean("candela")
           end)
@@ -74,8 +73,7 @@ final class DeferredAggregatesTests: XCTestCase {
           local bad = set:byHour():mean("candela")
           T.log("asked")
           T.log(#fine, #bad)
-        end)
-        """#, days: 3, participants: 1, stdlib: true)
+        """#), days: 3, participants: 1, stdlib: true)
         XCTAssertEqual(o.lines.count, 1, o.output)
         XCTAssertTrue(o.lines.first?.hasPrefix("false ") == true, o.output)
         XCTAssertTrue(o.lines.first?.hasSuffix("protocol.lua:9: ambientLightSensor has no field 'candela' (fields: lux, placement, chromaticityX, chromaticityY, time, writeTime)") == true, o.output)
@@ -90,17 +88,9 @@ final class DeferredAggregatesTests: XCTestCase {
     /// stops the participant inside that callback.
     func testAnUnusedFailingAggregateStillFailsItsCallback() throws {
         let h = try ProtocolHarness()
-        let error = try h.failure(#"""
-        local T = require "t"
-        local time = require "time"
-        T.study({ "ambientLightSensor" })
-        local light = sensorkit.reader "ambientLightSensor"
-        sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
-        schedule.at(time.studyStart() + days(2), function()
-          local set = light:samples { from = time.studyStart(), to = time.studyStart() + days(1) }
+        let error = try h.failure(DeferredAggregatesTests.onDay2(#"""
           local unused = set:byDay():max("candela")
-        end)
-        """#, days: 3, participants: 1)
+        """#), days: 3, participants: 1)
         XCTAssertTrue("\(error)".contains("protocol.lua:8: ambientLightSensor has no field 'candela'"), "\(error)")
     }
 }

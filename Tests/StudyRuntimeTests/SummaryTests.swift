@@ -191,17 +191,22 @@ final class SummarizeTests: XCTestCase {
         XCTAssertEqual(whole[0].values[8], try set.quantile("heartRate", 0.9))
     }
 
-    func testLateRowsOfClosedGroupsAreExactAndBatched() throws {
-        // Days 1–4 in order, then late rows for days 1 and 3: with a budget of one value,
-        // each late day takes its own second pass.
+    /// Hourly heart rate (the hour of the day as its value) for days 1–4 in order, in chunks
+    /// of a day, then late rows for days 1 (100) and 3 (−100) in a chunk of their own.
+    static func lateRows() -> SampleSet {
         var times = (0..<(4 * 24)).map { Double($0) * 3600 }
         var values = times.map { ($0 / 3600).truncatingRemainder(dividingBy: 24) }
         times += [3600 * 5.5, 3600 * 54.5]
         values += [100, -100]
         let batch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
                                 columns: [Column(name: "heartRate", data: .double(values))])
-        let set = SampleSet(sensor: .heartRate, timeZone: utc, batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) }
-                            + [batch.slice(96..<98)])
+        return SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!,
+                         batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) } + [batch.slice(96..<98)])
+    }
+
+    func testLateRowsOfClosedGroupsAreExactAndBatched() throws {
+        // With a budget of one value, each late day takes its own second pass.
+        let set = SummarizeTests.lateRows()
         let aggregates = [SummaryColumn(name: "median", aggregate: .quantile(0.5), field: "heartRate"),
                           SummaryColumn(name: "max", aggregate: .max, field: "heartRate")]
         for budget in [1, 1 << 20] {
@@ -531,14 +536,7 @@ final class NaturalFormTests: XCTestCase {
     /// Requests whose groups close and then get late rows take their second pass alone and
     /// still equal their own pass; an error of one request (an unknown field) is thrown.
     func testLateRowsAndErrorsOfRequestsAskedTogether() throws {
-        var times = (0..<(4 * 24)).map { Double($0) * 3600 }
-        var values = times.map { ($0 / 3600).truncatingRemainder(dividingBy: 24) }
-        times += [3600 * 5.5, 3600 * 54.5]
-        values += [100, -100]
-        let batch = SampleBatch(sensor: .heartRate, writeTimes: times, times: times,
-                                columns: [Column(name: "heartRate", data: .double(values))])
-        let set = SampleSet(sensor: .heartRate, timeZone: TimeZone(identifier: "UTC")!,
-                            batches: stride(from: 0, to: 96, by: 24).map { batch.slice($0..<($0 + 24)) } + [batch.slice(96..<98)])
+        let set = SummarizeTests.lateRows()
         let high = set.filtered(RowFilter(field: "heartRate", op: .ge, operand: .number(12)))
         let requests = [SummaryRequest(set: set, aggregates: GroupResult.columns(quantiles: [0.5], of: "heartRate"), grouping: .localDay),
                         SummaryRequest(set: high, aggregates: GroupResult.columns(.quantile(0.25), of: "heartRate"), grouping: .localDay)]
