@@ -874,6 +874,7 @@ void luashim_install_deferred(lua_State *L) {
 }
 
 void luashim_set_settle(lua_State *L) { lua_setfield(L, LUA_REGISTRYINDEX, SETTLE_KEY); }
+void luashim_push_settle(lua_State *L) { lua_getfield(L, LUA_REGISTRYINDEX, SETTLE_KEY); }
 
 void luashim_push_deferred_table(lua_State *L) {
     lua_createtable(L, 0, 0);

@@ -279,7 +279,7 @@ public final class LuaState {
                 // Results the script asked for and never used are computed before the
                 // call returns to Swift: their side effects and errors belong to it.
                 if !deferredTables.isEmpty {
-                    lua_getfield(L, luashim_registryindex(), "luashim.settle")
+                    luashim_push_settle(L)
                     let settled = luashim_pcall(L, 0, 0)
                     if settled != LUA_OK {
                         let error = takeError(status: settled)

@@ -163,6 +163,8 @@ void luashim_install_deferred(lua_State *L);
  * or nil, it fills every pending table and removes their metatable, and raises
  * again the error of the table given when computing it failed. [-1, +0] */
 void luashim_set_settle(lua_State *L);
+/* Pushes the settle function. [-0, +1] */
+void luashim_push_settle(lua_State *L);
 /* Pushes a new empty table with the deferred metatable. [-0, +1] */
 void luashim_push_deferred_table(lua_State *L);
 /* Tells the wrappers whether any table is pending or failed (0: none; they then cost a load). */
