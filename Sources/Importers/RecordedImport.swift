@@ -48,6 +48,8 @@ extension RecordedStore {
     /// SQLite failures are thrown as `StoreFormatError`s in the user's terms (`userFacing`).
     @discardableResult
     public func importData(_ request: ImportRequest) throws -> ImportStats {
+        // The decoders' rings kept from file to file go back to the system with the import.
+        defer { ZstdRings.shared.drain() }
         do {
             return try runImport(request)
         } catch let e as DatabaseError {

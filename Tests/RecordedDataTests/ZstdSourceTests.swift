@@ -76,6 +76,41 @@ final class ZstdSourceTests: XCTestCase {
         XCTAssertEqual(try readAll(try write(skippableFrame([7, 7]), "skip.zstd", in: dir)), [])
     }
 
+    /// A file's ring goes to the next file whose ring has the same size (so that an import
+    /// of many uploads does not map, and have zeroed, a fresh one for each), and the kept
+    /// rings go back to the system when an import ends.
+    func testRingsPassFromFileToFileAndGoBackWithTheImport() throws {
+        let dir = try recordedTempDir(self)
+        let text = exportLikeText(lines: 20_000, seed: 8)
+        let plain = try write(text, "upload.csv", in: dir)
+        let path = dir.appendingPathComponent("upload.csv.zstd").path
+        try ZstdCompressor.compressFile(plain, to: path, level: 1)
+        ZstdRings.shared.drain()
+        var first: ZstdSource? = try ZstdSource(path: path, readAhead: false, lookahead: 1 << 20)
+        XCTAssertTrue(try readAll(first!) == text)
+        let size = first!.ringBytes
+        XCTAssertEqual(ZstdRings.shared.keptCount, 0)
+        first = nil
+        XCTAssertEqual(ZstdRings.shared.keptCount, 1, "kept when its file is done")
+        let second = try ZstdSource(path: path, readAhead: false, lookahead: 1 << 20)
+        XCTAssertTrue(try readAll(second) == text)
+        XCTAssertEqual(second.ringBytes, size)
+        XCTAssertEqual(ZstdRings.shared.keptCount, 0, "the next file took it")
+        var other: ZstdSource? = try ZstdSource(path: path, readAhead: false, lookahead: 1 << 19)
+        XCTAssertTrue(try readAll(other!) == text)
+        XCTAssertNotEqual(other!.ringBytes, size, "another size: a ring of its own")
+        withExtendedLifetime(second) {}
+        other = nil
+        XCTAssertGreaterThanOrEqual(ZstdRings.shared.keptCount, 1)
+        // An import drains what is kept, even one that fails (this file is no MyHeartCounts CSV).
+        let store = try RecordedStore(path: dir.appendingPathComponent("s.sqlite").path)
+        XCTAssertThrowsError(try store.importData(ImportRequest(format: .mhcCSV, sources: [path], participant: "p", timeZone: "UTC",
+                                                                progressBar: false)))
+        XCTAssertEqual(ZstdRings.shared.keptCount, 0)
+        try store.close()
+    }
+
+
     /// Frames without a declared content size (as a streaming producer writes them) decoded
     /// through a ring only a little larger than their window: the ring wraps many times,
     /// whether a thread decodes ahead or the reader decodes, and the bytes are the same.
