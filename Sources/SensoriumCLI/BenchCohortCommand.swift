@@ -149,21 +149,3 @@ struct CohortTiming {
                      cpu.total, cpu.system)
     }
 }
-
-/// How this executable was started, to start it again: the words of /proc/self/cmdline before
-/// its own arguments. Usually just the executable's path; when it was started through the
-/// dynamic loader (`lib/ld-linux-x86-64.so.2 --library-path lib ./sensorium …`, as on a
-/// machine without the Swift runtime installed) the loader and its flags too.
-enum SelfCommand {
-    static func current() -> [String] {
-        let arguments = CommandLine.arguments
-        let fallback = [Bundle.main.executablePath ?? arguments[0]]
-        guard let data = FileManager.default.contents(atPath: "/proc/self/cmdline") else { return fallback }
-        let words = data.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
-        guard words.count >= arguments.count, Array(words.suffix(arguments.count - 1)) == Array(arguments.dropFirst()) else { return fallback }
-        var prefix = Array(words.prefix(words.count - arguments.count + 1))
-        if prefix.count == 1 { return fallback }
-        prefix[0] = URL(fileURLWithPath: prefix[0]).path
-        return prefix
-    }
-}

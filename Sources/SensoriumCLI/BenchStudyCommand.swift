@@ -156,8 +156,11 @@ struct BenchStudy: ParsableCommand {
     static func storedPathInItsOwnProcess(store: String, from: Double, to: Double, folder: String,
                                           workload: Workload) throws -> PathRun {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)", "--protocol-folder", folder,
+        // Started as this process was (through the dynamic loader on a machine without the
+        // Swift runtime: contrib/device/pack.sh).
+        let command = SelfCommand.current()
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst()) + ["bench", "study", "--replay-store", store, "--replay-window", "\(from),\(to)", "--protocol-folder", folder,
                              "--replay-workload", workload.rawValue]
         let out = Pipe()
         process.standardOutput = out
