@@ -1,7 +1,7 @@
 #!/bin/sh
 # Packs the release build of `sensorium` to run on a machine with no Swift and no Debian
 # libraries (a lent many-core machine): the stripped binary, every shared library `ldd`
-# lists and the dynamic loader, in one .tar.gz (about 40 MB; the device tool carries at
+# lists and the dynamic loader, in one .tar.gz (about 33 MB; the device tool carries at
 # most 64 MiB). On the other machine:
 #   mkdir -p /tmp/p && tar xzf pack.tar.gz -C /tmp/p && sh /tmp/p/curve.sh
 # usage: contrib/device/pack.sh [OUT.tar.gz]   (default .build/device-pack.tar.gz, ignored by git: the
