@@ -729,10 +729,13 @@ static int settle_deferred_protected(lua_State *L, int msgh);
 
 static int finish_guarded_pcall(lua_State *L, int status, lua_KContext extra) {
     /* LUA_YIELD here: the continuation of a call that yielded and then returned. */
-    if ((status == LUA_OK || status == LUA_YIELD) && gethost(L)->deferred_pending) {
+    int ok = status == LUA_OK || status == LUA_YIELD;
+    if (!ok && is_uncatchable(L, -1)) return lua_error(L);
+    if (gethost(L)->deferred_pending && gethost(L)->stop == LUASHIM_STOP_NONE) {
         /* Results the call asked for and did not use are computed before pcall returns,
-         * so that an error computing them is caught by this pcall (through xpcall's
-         * handler, slot 2), as it would have been had they been computed when asked for. */
+         * whether the call ended well or in an error, so that an error computing them is
+         * this pcall's (through xpcall's handler, slot 2), as it would have been had they
+         * been computed when asked for: before the call's own error, so it wins. */
         if (settle_deferred_protected(L, extra == 2 ? 2 : 0) != LUA_OK) {
             if (is_uncatchable(L, -1) || gethost(L)->stop != LUASHIM_STOP_NONE) return lua_error(L);
             lua_pushboolean(L, 0);
@@ -740,15 +743,18 @@ static int finish_guarded_pcall(lua_State *L, int status, lua_KContext extra) {
             return 2;
         }
     }
-    if (status == LUA_OK || status == LUA_YIELD) return lua_gettop(L) - (int)extra;
-    if (is_uncatchable(L, -1)) return lua_error(L);
+    if (ok) return lua_gettop(L) - (int)extra;
     lua_pushboolean(L, 0);
     lua_pushvalue(L, -2);
     return 2;
 }
 
+static void settle_deferred(lua_State *L, int idx);
+
 static int guarded_pcall(lua_State *L) {
     luaL_checkany(L, 1);
+    /* Results asked for before the call are computed before it: their error is not its. */
+    if (gethost(L)->deferred_pending) settle_deferred(L, 0);
     lua_pushboolean(L, 1); /* the first result when the call succeeds */
     lua_insert(L, 1);
     int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, finish_guarded_pcall);
@@ -773,6 +779,7 @@ static int guarded_handler(lua_State *L) {
 static int guarded_xpcall(lua_State *L) {
     int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    if (gethost(L)->deferred_pending) settle_deferred(L, 0);
     lua_pushvalue(L, 2);
     lua_pushcclosure(L, guarded_handler, 1);
     lua_replace(L, 2);     /* slot 2: the handler */

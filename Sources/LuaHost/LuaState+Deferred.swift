@@ -8,8 +8,10 @@ import CLuaShim
 /// The script sees an ordinary table. It is filled (`resolve`) the first time the
 /// script reads, writes, measures or iterates it, or passes it — or anything — to a
 /// host function that settles (every one but those that ask for more deferred
-/// results, `pushFunction(settles: false)`), or when a `pcall`/`xpcall` around the
-/// request returns, or when the protected call from Swift that made it ends: every
+/// results, `pushFunction(settles: false)`), or when a `pcall`/`xpcall` starts (results
+/// asked before it) or returns (results asked inside it, whether its function ended well
+/// or in an error: theirs came first), or when the protected call from Swift that made it
+/// ends: every
 /// pending table is filled then, in the order they were pushed. So a result is
 /// computed before anything could observe its absence, and an error computing it is
 /// raised inside the same callback and the same `pcall`, naming the line that asked.

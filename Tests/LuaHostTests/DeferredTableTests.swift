@@ -116,6 +116,18 @@ final class DeferredTableTests: XCTestCase {
             co()
             return co()
             """, chunkName: "=probe"), [false, "probe:2: no answer"])
+        // Asked inside a pcall whose function then fails: the result's error came first, so
+        // it is the pcall's.
+        XCTAssertEqual(try state.execute("""
+            return pcall(function() local t = ask(-1); error("boom") end)
+            """, chunkName: "=probe"), [false, "probe:1: no answer"])
+        // Asked before a pcall: computed before it, its error is not the pcall's to catch.
+        XCTAssertThrowsError(try state.execute("""
+            local t = ask(-1)
+            return pcall(function() return 1 end)
+            """, chunkName: "=probe")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "probe:1: no answer")
+        }
         // Used outside any pcall: the error ends the call, with the asking line.
         XCTAssertThrowsError(try state.execute("""
             local t = ask(-1)

@@ -156,8 +156,9 @@ void luashim_install_coroutine_guards(lua_State *L);
  * luashim_install_deferred (host_main calls it) makes their metatable — __index,
  * __newindex, __len and __pairs call the settle function first — and replaces
  * next, rawget, rawset, rawlen, getmetatable and setmetatable by versions that
- * settle first when given a pending table; a successful pcall/xpcall settles
- * before it returns (an error then is its error). [-0, +0] */
+ * settle first when given a pending table; pcall/xpcall settle when they start
+ * (an error then is raised to their caller) and before they return, after an
+ * error too (an error then is their result). [-0, +0] */
 void luashim_install_deferred(lua_State *L);
 /* Pops a function and makes it the settle function: called with a deferred table
  * or nil, it fills every pending table and removes their metatable, and raises
