@@ -110,7 +110,6 @@ final class ZstdSourceTests: XCTestCase {
         try store.close()
     }
 
-
     /// Frames without a declared content size (as a streaming producer writes them) decoded
     /// through a ring only a little larger than their window: the ring wraps many times,
     /// whether a thread decodes ahead or the reader decodes, and the bytes are the same.
