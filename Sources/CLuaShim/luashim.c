@@ -47,6 +47,7 @@ typedef struct luashim_host {
     /* embedder */
     void *context;
     int deferred_pending;        /* tables of results not computed yet (luashim_push_deferred_table) */
+    int deferred_failed;         /* failed deferred tables not collected yet (luashim_fail_deferred_table) */
     luashim_Dispatcher dispatcher;
     luashim_Release release;
     luashim_UserdataRelease udrelease;
@@ -820,13 +821,29 @@ static int settle_deferred_protected(lua_State *L, int msgh) {
     return lua_pcall(L, 0, 0, msgh);
 }
 
-/* Settles when the value at `idx` is a pending deferred table. [-0, +0] */
+/* The key (its address) of a failed table's error box in the table's own metatable. */
+static const char FAILED_KEY = 0;
+
+/* Settles when the value at `idx` is a pending deferred table; raises its error again
+ * when it is a failed one. [-0, +0] */
 static void settle_if_deferred(lua_State *L, int idx) {
-    if (!gethost(L)->deferred_pending || lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return;
+    luashim_host *h = gethost(L);
+    if ((!h->deferred_pending && !h->deferred_failed) || lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return;
     luaL_getmetatable(L, DEFERRED_MT);
     int deferred = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
+    lua_pop(L, 1);
+    if (!deferred && h->deferred_failed) {
+        deferred = lua_rawgetp(L, -1, &FAILED_KEY) != LUA_TNIL; /* a failed one: raises */
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
     if (deferred) settle_deferred(L, idx);
+}
+
+/* A failed table's metatable's __gc: one failed table fewer. */
+static int failed_gc(lua_State *L) {
+    gethost(L)->deferred_failed--;
+    return 0;
 }
 
 static int deferred_index(lua_State *L) { settle_deferred(L, 1); lua_settop(L, 2); lua_rawget(L, 1); return 1; }
@@ -887,6 +904,37 @@ void luashim_push_deferred_table(lua_State *L) {
     lua_createtable(L, 0, 0);
     luaL_setmetatable(L, DEFERRED_MT);
 }
+
+void luashim_fail_deferred_table(lua_State *L) {
+    lua_createtable(L, 0, 6);
+    lua_rotate(L, -2, 1); /* table, metatable, box */
+    lua_rawsetp(L, -2, &FAILED_KEY);
+    lua_pushcfunction(L, deferred_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, deferred_newindex);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushcfunction(L, deferred_len);
+    lua_setfield(L, -2, "__len");
+    lua_pushcfunction(L, deferred_pairs);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushcfunction(L, failed_gc);
+    lua_setfield(L, -2, "__gc"); /* before setmetatable: the table is then finalized */
+    lua_setmetatable(L, -2);
+    lua_pop(L, 1);
+    gethost(L)->deferred_failed++;
+}
+
+int luashim_push_failed_box(lua_State *L, int idx) {
+    if (!gethost(L)->deferred_failed || lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return 0;
+    if (lua_rawgetp(L, -1, &FAILED_KEY) == LUA_TNIL) {
+        lua_pop(L, 2);
+        return 0;
+    }
+    lua_remove(L, -2);
+    return 1;
+}
+
+int luashim_deferred_failed(lua_State *L) { return gethost(L)->deferred_failed; }
 
 void luashim_set_deferred_pending(lua_State *L, int pending) { gethost(L)->deferred_pending = pending; }
 int luashim_deferred_pending(lua_State *L) { return gethost(L)->deferred_pending; }

@@ -33,12 +33,33 @@ extension LuaState {
             let state = call.state
             try state.settleDeferred()
             // The table looked at, when its computing failed: its error again.
-            if lua_type(state.L, 1) == LUA_TTABLE, let p = lua_topointer(state.L, 1), let failed = state.failedDeferred[p] {
-                throw failed.error
-            }
+            if let error = state.failedDeferredError(at: 1) { throw error }
             return 0
         }
         luashim_set_settle(L)
+    }
+
+    /// Failed deferred tables the script still holds (they go with the table, when the
+    /// collector takes it). For diagnostics and tests.
+    @_spi(Bindings) public var failedDeferredTables: Int { Int(luashim_deferred_failed(L)) }
+
+    /// The error of the failed deferred table at `index` (`luashim_fail_deferred_table`),
+    /// nil for any other value. [-0, +0]
+    func failedDeferredError(at index: Int32) -> (any Error)? {
+        guard luashim_push_failed_box(L, index) != 0 else { return nil }
+        defer { lua_settop(L, -2) }
+        return failedResultClass.object(in: L, at: -1)?.error
+    }
+
+    /// The first argument of a host function that is a failed deferred table: its error
+    /// (a host function never sees one as an empty table). Costs a load while no failed
+    /// table is alive. [-0, +0]
+    func failedDeferredArgumentError() -> (any Error)? {
+        guard luashim_deferred_failed(L) > 0 else { return nil }
+        let top = lua_gettop(L)
+        guard top > 0 else { return nil }
+        for i in 1...top { if let error = failedDeferredError(at: i) { return error } }
+        return nil
     }
 
     /// Pushes a new, empty table that `deferred` fills when it is first needed (see
@@ -54,15 +75,14 @@ extension LuaState {
     /// Fills every pending deferred table, in the order they were pushed, and removes
     /// their metatable. Throws the first failure — a `LuaError` whose message is the
     /// request's position and the error (a raisable or uncatchable host error as it
-    /// is) —; that table is then failed (`failedDeferred`: looking at it raises the
-    /// error again) and later ones stay pending. Not re-entered: a call while settling
-    /// returns at once.
+    /// is) —; that table is then failed (`fail`: looking at it raises the error again)
+    /// and later ones stay pending. Not re-entered: a call while settling returns at once.
     func settleDeferred() throws {
         guard !settlingDeferred else { return }
         settlingDeferred = true
         defer {
             settlingDeferred = false
-            luashim_set_deferred_pending(L, deferredTables.isEmpty && failedDeferred.isEmpty ? 0 : 1)
+            luashim_set_deferred_pending(L, deferredTables.isEmpty ? 0 : 1)
         }
         while let (ref, deferred) = deferredTables.first {
             deferredTables.removeFirst()
@@ -71,13 +91,20 @@ extension LuaState {
                 value = try deferred.resolve()
             } catch {
                 let raised = LuaState.raisable(error, at: deferred.position)
-                lua_rawgeti(L, luashim_registryindex(), lua_Integer(ref))
-                if let p = lua_topointer(L, -1) { failedDeferred[p] = (ref, raised) }
-                lua_settop(L, -2)
+                fail(ref, with: raised)
                 throw raised
             }
             fill(ref, with: value)
         }
+    }
+
+    /// Makes the table at registry reference `ref` a failed one, holding `error` in its
+    /// own metatable (collected with it), and releases the reference. [-0, +0]
+    private func fail(_ ref: Int32, with error: any Error) {
+        lua_rawgeti(L, luashim_registryindex(), lua_Integer(ref))
+        failedResultClass.push(FailedResultBox(error), in: L)
+        luashim_fail_deferred_table(L)
+        luaL_unref(L, luashim_registryindex(), ref)
     }
 
     /// The error to raise for a deferred table whose computing threw `error`: a raisable
@@ -108,5 +135,17 @@ extension LuaState {
         lua_setmetatable(L, -2)
         lua_settop(L, -2)
         luaL_unref(L, luashim_registryindex(), ref)
+    }
+}
+
+/// The error of a failed deferred table, kept in the table's metatable as a userdata.
+final class FailedResultBox {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+
+    static func makeClass() -> LuaClass<FailedResultBox> {
+        let c = LuaClass<FailedResultBox>("sensorium.failed result")
+        c.describe = { String(describing: $0.error) }
+        return c
     }
 }

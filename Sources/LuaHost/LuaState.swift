@@ -54,10 +54,6 @@ public final class LuaState {
     var deferredTables: [(ref: Int32, deferred: any LuaDeferred)] = []
     /// True while `settleDeferred` runs (it is not re-entered).
     var settlingDeferred = false
-    /// Deferred tables whose computing failed, by address: their error, raised again
-    /// whenever the script looks at them (they are never shown empty), and their registry
-    /// reference (which keeps the address theirs).
-    var failedDeferred: [UnsafeRawPointer: (ref: Int32, error: any Error)] = [:]
     /// The sandbox's deterministic pretty-printer (`inspect`).
     var inspector: LuaReference?
     var classes: [ObjectIdentifier: Int32] = [:]
@@ -66,6 +62,8 @@ public final class LuaState {
     var objectClasses: [ObjectIdentifier: ObjectClass] = [:]
     /// The class of uncatchable error values (`LuaUncatchableError`), registered on first use.
     lazy var uncatchableClass = UncatchableBox.makeClass()
+    /// The class of a failed deferred table's error box (`luashim_fail_deferred_table`).
+    lazy var failedResultClass = FailedResultBox.makeClass()
     /// Objects that must outlive the Lua state (class releasers): dropped after lua_close.
     private var keptAlive: [AnyObject] = []
 
@@ -672,6 +670,10 @@ private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
 /// The one dispatcher for Swift closures (called by C's closure trampoline).
 private func dispatchClosure(_ L: OpaquePointer?, _ box: UnsafeMutableRawPointer?) -> Int32 {
     let closure = Unmanaged<ClosureBox>.fromOpaque(box!).takeUnretainedValue()
+    if closure.settles, luashim_deferred_failed(L) > 0, let error = LuaState.owner(of: L!).failedDeferredArgumentError() {
+        // Given a result whose computing failed: its error, never an empty table.
+        return invokeSwift(L!) { _ in throw error }
+    }
     if closure.settles, luashim_deferred_pending(L) != 0, !LuaState.owner(of: L!).deferredTables.isEmpty {
         // A host function sees every result the script asked for before it: computed now.
         return invokeSwift(L!) { call in

@@ -147,7 +147,36 @@ final class DeferredTableTests: XCTestCase {
                 XCTAssertEqual((error as? LuaError)?.message, "keep:1: no answer", look)
             }
         }
+        // Given to a host function, it is not an empty table either.
+        XCTAssertThrowsError(try state.execute("return seen(kept)")) { error in
+            XCTAssertEqual((error as? LuaError)?.message, "keep:1: no answer")
+        }
         XCTAssertEqual(state.top, 0)
         XCTAssertEqual(try state.execute("return #ask(2)"), [.integer(2)], "the state works on")
+    }
+
+    /// A failed table lives only as long as the script holds it: its error goes with it, and
+    /// host functions and the raw functions cost nothing more once it is collected.
+    func testFailedTablesGoWithTheScriptsLastReference() throws {
+        let (state, _) = try makeDeferringState()
+        XCTAssertEqual(try state.execute("""
+            kept = {}
+            for i = 1, 500 do kept[i] = select(2, pcall(function() local t = ask(-1) return t, #t end)) end
+            local failed = 0
+            for i = 1, 500 do failed = failed + (pcall(rawlen, kept[i]) and 0 or 1) end
+            return failed
+            """, chunkName: "=loop"), [.integer(0)], "pcall returned the error, not the table")
+        XCTAssertEqual(try state.execute("""
+            kept = {}
+            for i = 1, 500 do pcall(function() kept[i] = ask(-1) end) end
+            local failed = 0
+            for i = 1, 500 do failed = failed + (pcall(rawlen, kept[i]) and 0 or 1) end
+            return failed
+            """, chunkName: "=loop"), [.integer(500)], "each kept table raises its error")
+        XCTAssertEqual(state.failedDeferredTables, 500)
+        XCTAssertEqual(try state.execute("return seen({1, 2})"), [.integer(2)], "other tables are plain")
+        _ = try state.execute("kept = nil collectgarbage() collectgarbage()")
+        XCTAssertEqual(state.failedDeferredTables, 0, "collected with the script's last reference")
+        XCTAssertEqual(try state.execute("local t = {} return next(t), rawlen(t)"), [.nil, .integer(0)])
     }
 }

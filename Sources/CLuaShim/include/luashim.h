@@ -168,10 +168,21 @@ void luashim_set_settle(lua_State *L);
 void luashim_push_settle(lua_State *L);
 /* Pushes a new empty table with the deferred metatable. [-0, +1] */
 void luashim_push_deferred_table(lua_State *L);
-/* Tells the wrappers whether any table is pending or failed (0: none; they then cost a load). */
+/* Tells the wrappers whether any table is pending (0: none; they then cost a load). */
 void luashim_set_deferred_pending(lua_State *L, int pending);
-/* Whether any deferred table is pending or failed (as last set). */
+/* Whether any deferred table is pending (as last set). */
 int luashim_deferred_pending(lua_State *L);
+/* Makes the deferred table below the top a failed one: its own metatable keeps the value
+ * on top (the box of its error, which luashim_push_failed_box returns), and looking at
+ * it — metamethods, the wrappers above — calls the settle function with it, which raises
+ * that error again. Collected with the table. Allocates: call it where an allocation
+ * cannot raise (in a host function). [-2, +0] */
+void luashim_fail_deferred_table(lua_State *L);
+/* Pushes the error box of the failed deferred table at `idx` and returns 1; returns 0
+ * and pushes nothing for any other value. [-0, +(0|1)] */
+int luashim_push_failed_box(lua_State *L, int idx);
+/* Failed deferred tables not collected yet. */
+int luashim_deferred_failed(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
  * the sandbox's pretty-printer uses them. [-0, +2] */
