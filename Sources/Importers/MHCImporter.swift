@@ -138,22 +138,37 @@ public enum MHCFormat {
         let ordered = classified.filter { $0.1 != .wristTemperature } + classified.filter { $0.1 == .wristTemperature }
         var lastWatch: SRDevice? = nil
         let sources = SourcesAhead(ordered.map(\.0), limit: readAhead)
+        // A batched file's reader starts while the file before it is stored: with small
+        // uploads (a piece or two each) reading and storing would otherwise take turns. Its
+        // pieces and its error wait for its turn, so what is stored, and when an error stops
+        // the import, is as reading one file at a time.
+        var started: [Int: Result<MHCBatchedPipeline.Parsing, any Error>] = [:]
+        func startReading(_ k: Int) -> Result<MHCBatchedPipeline.Parsing, any Error> {
+            if let s = started.removeValue(forKey: k) { return s }
+            return Result { MHCBatchedPipeline.start(ordered[k].0, sensor: ordered[k].1, source: try sources.open(k)) }
+        }
+        defer { for case .success(let parsing) in started.values { parsing.cancel() } }
         for (i, (f, sensor)) in ordered.enumerated() {
             progress?.beginFile(f)
             session.stats.files += 1
+            if isBatched(sensor) {
+                let parsing = try startReading(i).get()
+                if i + 1 < ordered.count, isBatched(ordered[i + 1].1) { started[i + 1] = startReading(i + 1) }
+                if let w = try parsing.store(participant: participant, session: session, progress: progress) { lastWatch = w }
+                continue
+            }
             let source = try sources.open(i)
             if sensor == .wristTemperature {
                 try importWristTemperature(f, participant: participant, watch: lastWatch, session: session, progress: progress, source: source)
-            } else {
-                let batched = sensor == .accelerometer || sensor == .ambientPressure
-                let w = batched
-                    ? try MHCBatchedPipeline.run(f, sensor: sensor, participant: participant, session: session, progress: progress, source: source)
-                    : try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress, source: source)
-                if let w { lastWatch = w }
+            } else if let w = try importStream(f, sensor: sensor, participant: participant, session: session, progress: progress, source: source) {
+                lastWatch = w
             }
         }
         session.stats.participants.insert(participant)
     }
+
+    /// Sensors read by `MHCBatchedPipeline` (their rows come in write batches).
+    static func isBatched(_ sensor: Sensor) -> Bool { sensor == .accelerometer || sensor == .ambientPressure }
 
     /// Reads one file of an unbatched stream (ambient light, heart rate, pedometer); returns
     /// the last watch seen. Batched streams go through `MHCBatchedPipeline`. `source`: the

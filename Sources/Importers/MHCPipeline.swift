@@ -87,6 +87,13 @@ enum MHCBatchedPipeline {
     static func drive(_ queue: Queue, participant: String, session: ImportSession, progress: ImportProgress?,
                       stackSize: Int = 1 << 20, parse: @escaping @Sendable () throws -> Void,
                       seen: (Piece) -> Void = { _ in }) throws {
+        startReader(queue, stackSize: stackSize, parse: parse)
+        try store(queue, participant: participant, session: session, progress: progress, seen: seen)
+    }
+
+    /// Starts `parse` on a reader thread (`stackSize` bytes of stack) that fills `queue` with
+    /// pieces, and finishes it with the parser's error, or none.
+    static func startReader(_ queue: Queue, stackSize: Int = 1 << 20, parse: @escaping @Sendable () throws -> Void) {
         let thread = Thread {
             do {
                 try parse()
@@ -97,6 +104,14 @@ enum MHCBatchedPipeline {
         }
         thread.stackSize = stackSize
         thread.start()
+    }
+
+    /// Stores each piece of `queue` for `participant` as it comes (sorted pieces as whole
+    /// batches, others buffered and sorted), after `seen(piece)`, until the reader finishes.
+    /// Throws the parser's error or the store's; either way the reader has stopped when it
+    /// returns.
+    static func store(_ queue: Queue, participant: String, session: ImportSession, progress: ImportProgress?,
+                      seen: (Piece) -> Void = { _ in }) throws {
         do {
             while let piece = try queue.take() {
                 seen(piece)
@@ -118,21 +133,40 @@ enum MHCBatchedPipeline {
     /// Rows per piece (a piece is cut at the first write-batch boundary past this).
     static let pieceRows = RecordedStore.chunkRows
 
-    /// Imports one file; returns the last watch seen (accelerometer may come from a watch).
-    /// `source`: the file's bytes, when opened already (`SourcesAhead`).
-    static func run(_ path: String, sensor: Sensor, participant: String, session: ImportSession,
-                    progress: ImportProgress?, source: ByteSource? = nil) throws -> SRDevice? {
+    /// Starts reading the file at `path` from `source` on a reader thread of its own: its
+    /// pieces wait (at most a queue's worth) until `Parsing.store` stores them. Nothing is
+    /// stored, and no error is seen, before then: the reader's error comes after its pieces.
+    static func start(_ path: String, sensor: Sensor, source: ByteSource) -> Parsing {
         let columns = MHCFormat.headers.first { $0.sensor == sensor }!.columns
-        let csv = CSVReader(path: path, source: try source ?? openByteSource(path))
-        _ = try csv.nextRecord()
         let queue = Queue(capacity: 3)
-        let reader = Box(csv)
-        var lastWatch: SRDevice? = nil
-        try drive(queue, participant: participant, session: session, progress: progress, parse: {
-            var parser = Parser(csv: reader.value, path: path, sensor: sensor, columns: columns, queue: queue)
+        let reader = Box(CSVReader(path: path, source: source))
+        startReader(queue) {
+            let csv = reader.value
+            _ = try csv.nextRecord()
+            var parser = Parser(csv: csv, path: path, sensor: sensor, columns: columns, queue: queue)
             try parser.run()
-        }, seen: { piece in if piece.device.kind == .watch { lastWatch = piece.device } })
-        return lastWatch
+        }
+        return Parsing(queue: queue)
+    }
+
+    /// A file being read on its reader thread (`start`).
+    struct Parsing {
+        let queue: Queue
+
+        /// Stores its pieces for `participant`; returns the last watch seen. Throws the
+        /// reader's error or the store's; either way the reader has stopped when it returns.
+        func store(participant: String, session: ImportSession, progress: ImportProgress?) throws -> SRDevice? {
+            var lastWatch: SRDevice? = nil
+            try MHCBatchedPipeline.store(queue, participant: participant, session: session, progress: progress,
+                                         seen: { piece in if piece.device.kind == .watch { lastWatch = piece.device } })
+            return lastWatch
+        }
+
+        /// Stops the reader without storing anything (an earlier file failed).
+        func cancel() {
+            queue.cancel()
+            queue.waitFinished()
+        }
     }
 
     /// The reader thread: CSV rows into pieces of whole write batches.

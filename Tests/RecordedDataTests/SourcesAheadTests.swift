@@ -111,6 +111,91 @@ final class SourcesAheadTests: XCTestCase {
         }
     }
 
+    /// An accelerometer upload of `batches` write batches of 1,500 rows from batch `first`
+    /// (values by batch and row, so that uploads that overlap repeat the same rows);
+    /// `badLine`: that data line's `y` becomes text.
+    func accelerometerUpload(from first: Int, batches: Int, badLine: Int? = nil) -> String {
+        var text = "timestamp,identifier,x,y,z,device\n"
+        var line = 0
+        for b in first..<first + batches {
+            for i in 0..<1_500 {
+                line += 1
+                let y = line == badLine ? "zero" : "\(Double((b * 7 + i) % 1_000) / 1_000)"
+                text += "\(1_732_143_600 + b * 30 + i / 50).\(String(format: "%02d", (i % 50) * 2)),\(b),0.25,\(y),-0.98,\"model=iPhone; name=iPhone; systemName=iOS\"\n"
+            }
+        }
+        return text
+    }
+
+    /// Batched uploads (accelerometer) are read while the one before is stored: the store
+    /// is the one that importing the files one at a time, in order, makes — uploads of one
+    /// piece or several, overlapping ones, a re-upload —, and of two damaged uploads the
+    /// earlier one's error stops the import, by file and line, with nothing of it stored,
+    /// whether the later one was read ahead or not.
+    func testBatchedUploadsReadAheadStoreWhatOneAtATimeStores() throws {
+        let dir = try recordedTempDir(self)
+        let sizes = [30, 50, 1, 90, 10, 2, 20, 45]
+        var first = 0
+        var files: [String] = []
+        for (k, batches) in sizes.enumerated() {
+            // Each upload repeats the last 10 batches of the one before; the last re-uploads the second.
+            let from = k == sizes.count - 1 ? 20 : first
+            files.append(try writeFile(dir, String(format: "uploads/%02d_accelerometer.csv", k), accelerometerUpload(from: from, batches: batches)))
+            first = max(0, from + batches - 10)
+        }
+        let together = try RecordedStore(path: dir.appendingPathComponent("together.sqlite").path)
+        let stats = try together.importData(ImportRequest(format: .mhcCSV, sources: [dir.appendingPathComponent("uploads").path],
+                                                          participant: "u1", progressBar: false))
+        XCTAssertEqual(stats.files, sizes.count)
+        XCTAssertEqual(stats.rowsRead, sizes.reduce(0, +) * 1_500)
+        let apart = try RecordedStore(path: dir.appendingPathComponent("apart.sqlite").path)
+        var storedApart = 0
+        for f in files {
+            storedApart += try apart.importData(ImportRequest(format: .mhcCSV, sources: [f], participant: "u1", progressBar: false)).rowsStored
+        }
+        XCTAssertEqual(stats.rowsStored, storedApart)
+        XCTAssertEqual(stats.duplicatesDropped, stats.rowsRead - storedApart)
+        // The same rows, times, values and write batches (chunks differ: one import per file closes its chunks).
+        let rowsTogether = try together.source(), rowsApart = try apart.source()
+        let device = try rowsTogether.devices(participant: "u1")
+        XCTAssertEqual(device.count, 1)
+        XCTAssertEqual(device, try rowsApart.devices(participant: "u1"))
+        let all = try rowsTogether.samples(participant: "u1", sensor: .accelerometer, device: device[0], writtenAfter: 0, through: 5e9)
+        XCTAssertEqual(all.count, storedApart)
+        let allApart = try rowsApart.samples(participant: "u1", sensor: .accelerometer, device: device[0], writtenAfter: 0, through: 5e9)
+        func rows(_ b: SampleBatch) -> [[Double]] {
+            let ids = recInts(b, "identifier"), x = recDoubles(b, "x"), y = recDoubles(b, "y"), z = recDoubles(b, "z")
+            return (0..<b.count).map { [b.writeTimes[$0], b.times[$0], Double(ids[$0]), x[$0], y[$0], z[$0]] }
+        }
+        let a = rows(all), b = rows(allApart)
+        let firstDifference = a.indices.first { $0 >= b.count || a[$0] != b[$0] }
+        XCTAssertNil(firstDifference, "row \(firstDifference ?? -1): \(firstDifference.map { "\(a[$0]) vs \(b[$0])" } ?? "")")
+
+        // Upload 03 fails at its 100,000th line (pieces of it stored before), 04 at its
+        // second, while it is read ahead as 03 is stored: 04's error waits for its turn.
+        let kept = try together.contentDigest()
+        for (name, damaged) in [("both", [3: 100_000, 4: 2]), ("the later", [4: 2])] {
+            let tree = dir.appendingPathComponent(name)
+            first = 0
+            for (k, batches) in sizes.enumerated() {
+                let from = k == sizes.count - 1 ? 20 : first
+                try writeFile(tree, String(format: "%02d_accelerometer.csv", k),
+                              accelerometerUpload(from: from + 1_000, batches: batches, badLine: damaged[k]))
+                first = max(0, from + batches - 10)
+            }
+            let expected = damaged[3] != nil ? "03_accelerometer.csv:100001, column 'y': expected a number, found 'zero'"
+                : "04_accelerometer.csv:3, column 'y': expected a number, found 'zero'"
+            for ahead in [ReadAhead(files: 1), ReadAhead(files: 6)] {
+                var request = ImportRequest(format: .mhcCSV, sources: [tree.path], participant: "u1", progressBar: false)
+                request.readAhead = ahead
+                XCTAssertThrowsError(try together.importData(request), "\(name), \(ahead)") { error in
+                    XCTAssertTrue("\(error)".contains(expected), "\(name), \(ahead): \(error)")
+                }
+                XCTAssertEqual(try together.contentDigest(), kept, "\(name), \(ahead): nothing of the failed import")
+            }
+        }
+    }
+
     /// Files of about 3 MB decompressed: within an 8 MiB budget only the next one is open
     /// ahead (it always is); within 64 MiB, as many as allowed. Small files: as many as
     /// allowed within 8 MiB. Every file reads whole, in order, and its ring is the size counted.
