@@ -875,14 +875,18 @@ static void wrap_base(lua_State *L, const char *name, lua_CFunction *base, lua_C
     lua_setglobal(L, name);
 }
 
+/* Sets the metamethods that settle first (__index, __newindex, __len, __pairs) on the
+ * table on top. [-0, +0] */
+static void set_settling_metamethods(lua_State *L) {
+    static const luaL_Reg settling[] = {
+        {"__index", deferred_index}, {"__newindex", deferred_newindex},
+        {"__len", deferred_len}, {"__pairs", deferred_pairs}, {NULL, NULL}};
+    luaL_setfuncs(L, settling, 0);
+}
+
 void luashim_install_deferred(lua_State *L) {
     luaL_newmetatable(L, DEFERRED_MT);
-    lua_pushcfunction(L, deferred_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, deferred_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushcfunction(L, deferred_len);
-    lua_setfield(L, -2, "__len");
+    set_settling_metamethods(L);
     lua_pop(L, 1);
     wrap_base(L, "next", &base_next, d_next);
     wrap_base(L, "rawget", &base_rawget, d_rawget);
@@ -890,11 +894,6 @@ void luashim_install_deferred(lua_State *L) {
     wrap_base(L, "rawlen", &base_rawlen, d_rawlen);
     wrap_base(L, "getmetatable", &base_getmetatable, d_getmetatable);
     wrap_base(L, "setmetatable", &base_setmetatable, d_setmetatable);
-    /* __pairs needs base_next, known only now */
-    luaL_getmetatable(L, DEFERRED_MT);
-    lua_pushcfunction(L, deferred_pairs);
-    lua_setfield(L, -2, "__pairs");
-    lua_pop(L, 1);
 }
 
 void luashim_set_settle(lua_State *L) { lua_setfield(L, LUA_REGISTRYINDEX, SETTLE_KEY); }
@@ -909,14 +908,7 @@ void luashim_fail_deferred_table(lua_State *L) {
     lua_createtable(L, 0, 6);
     lua_rotate(L, -2, 1); /* table, metatable, box */
     lua_rawsetp(L, -2, &FAILED_KEY);
-    lua_pushcfunction(L, deferred_index);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, deferred_newindex);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushcfunction(L, deferred_len);
-    lua_setfield(L, -2, "__len");
-    lua_pushcfunction(L, deferred_pairs);
-    lua_setfield(L, -2, "__pairs");
+    set_settling_metamethods(L);
     lua_pushcfunction(L, failed_gc);
     lua_setfield(L, -2, "__gc"); /* before setmetatable: the table is then finalized */
     lua_setmetatable(L, -2);
