@@ -248,7 +248,7 @@ func openByteSource(_ path: String, readAhead: Bool = true, lookahead: Int = Zst
         guard readAhead else { return try GzipSource(path: path) }
         return ReadAheadSource(try GzipSource(path: path), depth: ReadAheadSource.depth(lookahead: lookahead))
     case .zstd: return try ZstdSource(path: path, readAhead: readAhead, lookahead: lookahead)
-    case .text, .binary: return file
+    case .text, .binary, .otherEncoding: return file
     }
 }
 
@@ -275,8 +275,11 @@ package func decodeToEnd(_ path: String) throws -> Int64 {
 enum LeadingBytes: Equatable {
     case gzip
     case zstd
-    /// UTF-8 text with no control bytes but tab, line feed and carriage return.
+    /// UTF-8 text with no control bytes but tab, line feed and carriage return (a UTF-8
+    /// byte-order mark first is text too: `ByteWindow` passes over it).
     case text
+    /// Text in another Unicode encoding, by its byte-order mark ("UTF-16LE", …).
+    case otherEncoding(String)
     /// Not UTF-8 text: `offset` is the first byte that is not.
     case binary(offset: Int)
 
@@ -292,12 +295,25 @@ enum LeadingBytes: Equatable {
     /// How many leading bytes a reader classifies (`ByteWindow.leadingBytes`).
     static let sampleBytes = 4096
 
+    /// The byte-order mark of UTF-8 (U+FEFF), which some editors write before the text.
+    static let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    /// The byte-order marks of the encodings that are not UTF-8, UTF-32's first.
+    static let otherByteOrderMarks: [([UInt8], String)] = [
+        ([0xFF, 0xFE, 0x00, 0x00], "UTF-32LE"), ([0x00, 0x00, 0xFE, 0xFF], "UTF-32BE"),
+        ([0xFF, 0xFE], "UTF-16LE"), ([0xFE, 0xFF], "UTF-16BE"),
+    ]
+
     /// Classifies `bytes`, the start of a file or stream. `complete`: they are the whole of
     /// it (otherwise a UTF-8 sequence cut at their end is taken as text that continues).
     init<Bytes: Collection>(_ bytes: Bytes, complete: Bool) where Bytes.Element == UInt8 {
         if bytes.starts(with: LeadingBytes.gzipMagic) { self = .gzip; return }
         if bytes.starts(with: LeadingBytes.zstdMagic) { self = .zstd; return }
         if bytes.count >= 4 && LeadingBytes.isSkippableFramePrefix(bytes.prefix(4)) { self = .zstd; return }
+        // UTF-32 first: its little-endian mark begins with UTF-16's.
+        for (mark, encoding) in LeadingBytes.otherByteOrderMarks where bytes.starts(with: mark) {
+            self = .otherEncoding(encoding)
+            return
+        }
         let b = Array(bytes)
         var i = 0
         while i < b.count {
@@ -349,6 +365,7 @@ enum LeadingBytes: Equatable {
         case .gzip: return "gzip-compressed"
         case .zstd: return "zstd-compressed"
         case .binary(let offset): return "not UTF-8 text (binary data at byte \(offset))"
+        case .otherEncoding(let encoding): return "\(encoding) text, not UTF-8 (save it as UTF-8)"
         }
     }
 
@@ -361,6 +378,7 @@ enum LeadingBytes: Equatable {
         if case .binary(let offset) = self {
             return "the file's \(compression)-decompressed content is not UTF-8 text (binary data at byte \(offset) of the decompressed content)"
         }
+        if case .otherEncoding = self { return "the file's \(compression)-decompressed content is \(what)" }
         return "the file's \(compression)-decompressed content is \(what) (compressed twice?)"
     }
 }
@@ -510,17 +528,30 @@ final class ByteWindow {
     /// What the source's first bytes are (`LeadingBytes.sampleBytes` of them, or fewer when
     /// the first read gave fewer): set by the first read, or at once for a mapping.
     private(set) var leadingBytes: LeadingBytes?
+    /// Whether the source's bytes are a file's first (a UTF-8 byte-order mark there is
+    /// passed over), not the rest of a file read from the middle.
+    let atFileStart: Bool
+    /// Whether the bytes began with a UTF-8 byte-order mark, which the window passed over
+    /// (`start` 3 after the first read): the readers never see it.
+    private(set) var byteOrderMarkSkipped = false
+    /// The import summary's name of that form (`ImportStats.forms`).
+    static let byteOrderMarkForm = "text after a UTF-8 byte-order mark (passed over)"
 
     /// Why the bytes are not text, for an error message (nil while they look like text):
     /// "the file is not UTF-8 text (binary data at byte 3)", "the file is gzip-compressed"…
     /// A reader says this instead of what it found, so that it never prints binary bytes.
     var contentProblem: String? { leadingBytes?.problem(compression: source.compression) }
 
-    /// Classifies the window's bytes when they are the source's first (the first read).
+    /// Classifies the window's bytes when they are the source's first (the first read), and
+    /// passes over a UTF-8 byte-order mark at a file's start.
     private func noteLeadingBytes() {
         guard leadingBytes == nil, start == 0 else { return }
         let n = min(end, LeadingBytes.sampleBytes)
         leadingBytes = LeadingBytes(UnsafeBufferPointer(start: base, count: n), complete: eof && n == end)
+        if atFileStart, end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF {
+            start = 3
+            byteOrderMarkSkipped = true
+        }
     }
 
     /// Bytes of a mapped file (`init(mapping:)`), its whole length; nil for a read window.
@@ -530,9 +561,11 @@ final class ByteWindow {
     /// Mapped bytes before this offset were asked of the disk ahead of the parser (`fill`).
     private var prefetched = 0
 
-    init(_ source: ByteSource, capacity: Int = 1 << 20) {
+    /// `atFileStart`: false for the rest of a file read from its middle.
+    init(_ source: ByteSource, capacity: Int = 1 << 20, atFileStart: Bool = true) {
         self.source = source
         self.capacity = capacity
+        self.atFileStart = atFileStart
         mappedBytes = nil
         base = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity + 1)
         base[0] = 0
@@ -554,6 +587,7 @@ final class ByteWindow {
         }
         madvise(region, size, MADV_SEQUENTIAL)
         self.source = source
+        atFileStart = true
         base = region.assumingMemoryBound(to: UInt8.self)
         capacity = total - 1
         mappedBytes = total
@@ -612,7 +646,27 @@ final class ByteWindow {
             end += k
         }
         base[end] = 0
-        if leadingBytes == nil { noteLeadingBytes() }
+        if leadingBytes == nil {
+            try noteFirstBytes()
+            // Passing over a byte-order mark took bytes the caller asked for.
+            if end - start < n, !eof { try fill(atLeast: n) }
+        }
+    }
+
+    /// After the first read: reads on while fewer bytes than a byte-order mark came and more
+    /// may come, then classifies them (`noteLeadingBytes`).
+    private func noteFirstBytes() throws {
+        while start == 0, end < LeadingBytes.utf8ByteOrderMark.count, !eof, try readOnce() {}
+        noteLeadingBytes()
+    }
+
+    /// Reads once more after `end`; false at the end of input or when the window is full.
+    private func readOnce() throws -> Bool {
+        guard end < capacity else { return false }
+        let k = try source.read(into: base + end, count: capacity - end)
+        if k == 0 { eof = true } else { end += k }
+        base[end] = 0
+        return k > 0
     }
 
     /// Moves the unread bytes to the front and reads more; false at the end of input.
@@ -639,7 +693,11 @@ final class ByteWindow {
         if n == 0 { eof = true; base[end] = 0; if leadingBytes == nil { noteLeadingBytes() }; return false }
         end += n
         base[end] = 0
-        if leadingBytes == nil { noteLeadingBytes() }
+        if leadingBytes == nil {
+            try noteFirstBytes()
+            // The bytes read were a byte-order mark alone: read on.
+            if start == end { return try refill() }
+        }
         return true
     }
 }

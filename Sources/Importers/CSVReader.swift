@@ -21,11 +21,12 @@ final class CSVReader {
     private var fieldCapacity = 256
     private(set) var fieldCount = 0
 
-    /// `firstLine`: the line number of the source's first byte (a reader of the rest of a file).
+    /// `firstLine`: the line number of the source's first byte (a reader of the rest of a
+    /// file; a reader from line 1 passes over a UTF-8 byte-order mark).
     init(path: String, source: ByteSource, firstLine: Int = 1) {
         self.path = path
         nextLine = firstLine
-        window = ByteWindow(source)
+        window = ByteWindow(source, atFileStart: firstLine == 1)
         fieldStart = .allocate(capacity: 256)
         fieldEnd = .allocate(capacity: 256)
         fieldQuoted = .allocate(capacity: 256)

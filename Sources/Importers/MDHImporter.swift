@@ -129,6 +129,7 @@ public enum MDHFormat {
             for w in notes.warnings { session.stats.warn(w) }
             for (k, n) in notes.missing { missing[k, default: 0] += n }
             if let unit = notes.timestampUnit { session.stats.forms["MyDataHelps item timestamps in \(unit.rawValue) since 1970", default: 0] += 1 }
+            if notes.byteOrderMark { session.stats.forms[ByteWindow.byteOrderMarkForm, default: 0] += 1 }
         }
         for (k, n) in missing.sorted(by: { $0.key.label < $1.key.label }) {
             if k.timedByItem {

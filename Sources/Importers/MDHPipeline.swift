@@ -22,6 +22,8 @@ enum MDHPipeline {
         var itemsReadAhead = 0
         /// The unit of the file's item timestamps (nil: the file held no numeric one).
         var timestampUnit: MDHItemTimes.Unit?
+        /// The file began with a UTF-8 byte-order mark (passed over).
+        var byteOrderMark = false
     }
 
     /// Imports the file of `job` into `session`. Throws the parser's `ImportError` (file,
@@ -69,7 +71,7 @@ enum MDHPipeline {
         private var itemsReadAhead = 0
         var notes: Notes {
             Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead, itemsReadAhead: itemsReadAhead,
-                  timestampUnit: itemTimes.unit)
+                  timestampUnit: itemTimes.unit, byteOrderMark: reader.window.byteOrderMarkSkipped)
         }
         /// The device of the export object being read (nil until its `device` key).
         private var device: SRDevice?

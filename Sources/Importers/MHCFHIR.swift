@@ -43,6 +43,7 @@ enum MHCFHIR {
         let file = FHIRFile(job: job, session: session)
         try reader.array { i in try file.add(try reader.value(), index: i) }
         guard try reader.atEnd() else { throw reader.error("expected the end of the file after the array of Observations") }
+        if reader.window.byteOrderMarkSkipped { session.stats.forms[ByteWindow.byteOrderMarkForm, default: 0] += 1 }
         try file.finish()
     }
 }

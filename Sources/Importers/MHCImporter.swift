@@ -127,6 +127,7 @@ public enum MHCFormat {
             let csv = CSVReader(path: f, source: try openByteSource(f, readAhead: false))
             guard try csv.nextRecord() else { throw ImportError(file: f, line: 1, "empty file: expected a header line") }
             if let problem = csv.headerProblem { throw ImportError(file: f, "not a MyHeartCounts SensorKit CSV file: \(problem)") }
+            if csv.window.byteOrderMarkSkipped { session.stats.forms[ByteWindow.byteOrderMarkForm, default: 0] += 1 }
             let names = (0..<csv.fieldCount).map { csv.string($0).trimmingCharacters(in: .whitespaces) }
             let sensor = try classify(names, file: f)
             if let folder = folderSensors[f], folder != sensor {

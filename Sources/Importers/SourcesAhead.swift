@@ -125,7 +125,7 @@ final class SourcesAhead {
                 return Int(ZSTD_BLOCKSIZE_MAX) * 2 + lookahead
             }
             return ZstdDecoder.ringBytes(header, lookahead: lookahead)
-        case .text, .binary: return 0
+        case .text, .binary, .otherEncoding: return 0
         }
     }
 }
