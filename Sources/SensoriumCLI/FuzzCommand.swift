@@ -314,7 +314,8 @@ struct Fuzzer: Sendable {
 }
 
 /// Seeded mutations of text and bytes: numbers and quoted strings swapped for values at the
-/// edges of their domains, lines deleted, repeated or swapped, bytes flipped, files cut.
+/// edges of their domains, lines deleted, repeated or swapped, bytes flipped, files cut,
+/// byte-order marks inserted (data inputs).
 struct Mutator {
     /// Whether the input is Lua (then Lua expressions such as `0/0` are among the numbers).
     var lua: Bool
@@ -342,11 +343,18 @@ struct Mutator {
                 guard !bytes.isEmpty else { break }
                 let a = Int.random(in: 0..<bytes.count, using: &rng), b = min(bytes.count, a + Int.random(in: 1...200, using: &rng))
                 bytes.insert(contentsOf: bytes[a..<b], at: Int.random(in: 0...bytes.count, using: &rng))
+            case 9 where !lua:
+                // A byte-order mark (UTF-8, UTF-16, a cut one) at the start or inside, as editors write them.
+                let mark = Mutator.byteOrderMarks.randomElement(using: &rng)!
+                bytes.insert(contentsOf: mark, at: Bool.random(using: &rng) ? 0 : Int.random(in: 0...bytes.count, using: &rng))
             default: bytes = replaceToken(bytes, numbers: true, &rng)
             }
         }
         return Data(bytes)
     }
+
+    static let byteOrderMarks: [[UInt8]] = [[0xEF, 0xBB, 0xBF], [0xEF, 0xBB, 0xBF, 0xEF, 0xBB, 0xBF], [0xEF, 0xBB], [0xFF, 0xFE], [0xFE, 0xFF],
+                                            [0xFF, 0xFE, 0x00, 0x00]]
 
     /// Mutations of compressed bytes: one to three of a flipped byte, a cut, a slice inserted
     /// elsewhere, bytes appended (garbage, or the input's own start: a frame after the end).

@@ -157,9 +157,9 @@ final class SourcesAheadTests: XCTestCase {
         XCTAssertEqual(stats.duplicatesDropped, stats.rowsRead - storedApart)
         // The same rows, times, values and write batches (chunks differ: one import per file closes its chunks).
         let rowsTogether = try together.source(), rowsApart = try apart.source()
-        let device = try rowsTogether.devices(participant: "u1")
+        let device = rowsTogether.devices(participant: "u1")
         XCTAssertEqual(device.count, 1)
-        XCTAssertEqual(device, try rowsApart.devices(participant: "u1"))
+        XCTAssertEqual(device, rowsApart.devices(participant: "u1"))
         let all = try rowsTogether.samples(participant: "u1", sensor: .accelerometer, device: device[0], writtenAfter: 0, through: 5e9)
         XCTAssertEqual(all.count, storedApart)
         let allApart = try rowsApart.samples(participant: "u1", sensor: .accelerometer, device: device[0], writtenAfter: 0, through: 5e9)
