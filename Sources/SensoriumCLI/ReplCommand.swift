@@ -10,10 +10,11 @@ import ApiReference
 struct ReplCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "repl",
-        abstract: "A Lua prompt inside a simulated study world (line editing, history, =expr, :help).",
+        abstract: "A Lua prompt inside a study world, simulated or recorded (line editing, history, =expr, :help).",
         discussion: """
         Each participant has a Lua state with the full protocol API (sensorkit, schedule, time,
-        report, log). Give a protocol to load its declarations first. Commands: :now, :advance 26h,
+        report, log). Give a protocol to load its declarations first; --recording STORE replays a
+        store made by `sensorium import` instead of simulating. Commands: :now, :advance 26h,
         :advance to tomorrow 09:00, :load FILE, :participant P2, :sensors, :status, :report,
         :help [NAME], :quit. Tab completes names; `_` is the last value printed.
         """
@@ -23,6 +24,8 @@ struct ReplCommand: ParsableCommand {
     var path: String?
 
     @OptionGroup var world: WorldOptions
+
+    @OptionGroup var recorded: RecordingOptions
 
     @OptionGroup var lua: LuaOptions
 
@@ -48,7 +51,7 @@ struct ReplCommand: ParsableCommand {
         configuration.timeLimitMilliseconds = lua.limits.timeLimitMilliseconds
         configuration.instructionBudget = lua.limits.instructionBudget
         let scenario = self.world.scenario ?? (path != nil ? defaultScenario(beside: script) : nil)
-        let study = Study(.file(script, moduleDirectories: dirs), world: .simulated(scenario: scenario), configuration: configuration)
+        let study = Study(.file(script, moduleDirectories: dirs), world: recorded.world(scenario: scenario), configuration: configuration)
         let world: ReplWorld
         do {
             world = try ReplWorld(study: study, output: output, loadProtocol: path != nil)
@@ -64,7 +67,8 @@ struct ReplCommand: ParsableCommand {
         let session = ReplSession(world: world, output: output)
         let interactive = isatty(STDIN_FILENO) != 0
         if interactive {
-            output.write("Sensorium REPL (Lua 5.4) in a simulated world: \(world.current.id), \(world.nowText). :help for help, Ctrl-D to leave.\n")
+            let kind = recorded.recording.map { "the recorded study \($0)" } ?? "a simulated world"
+            output.write("Sensorium REPL (Lua 5.4) in \(kind): \(world.current.id), \(world.nowText). :help for help, Ctrl-D to leave.\n")
             output.flush()
             session.runInteractive(historyPath: history ?? (NSHomeDirectory() + "/.sensorium_history"))
         } else {

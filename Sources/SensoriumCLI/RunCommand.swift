@@ -23,25 +23,17 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Write every report table as CSV and JSON, every chart as SVG, and the run report index.html into this folder.")
     var out: String?
 
-    @Option(help: "Replay a recorded study store (made by `sensorium import`) instead of simulating.")
-    var recording: String?
-
-    @Option(help: "With --recording: only this participant.")
-    var participant: String?
+    @OptionGroup var recorded: RecordingOptions
 
     @OptionGroup var cohort: CohortOptions
 
     @OptionGroup var lua: LuaOptions
 
-    func validate() throws {
-        if participant != nil && recording == nil { throw ValidationError("--participant needs --recording (use --participants N for a simulated cohort)") }
-    }
-
     func run() throws {
         let script = try resolveScript(path)
         let output = OutputBuffer()
         let dirs = moduleDirectories(of: script)
-        let studyFlags = world.anyGiven || out != nil || recording != nil || cohort.shard != nil
+        let studyFlags = world.anyGiven || out != nil || recorded.recording != nil || cohort.shard != nil
         guard studyFlags || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
             return
@@ -56,8 +48,7 @@ struct RunCommand: ParsableCommand {
         configuration.jobs = try cohort.jobCount(memoryLimitMiB: lua.memoryLimitMiB)
         configuration.failFast = cohort.failFast
         let scenario = world.scenario ?? defaultScenario(beside: script)
-        let studyWorld: StudyWorld = recording.map { .recorded(store: $0, participant: participant, scenario: scenario) }
-            ?? .simulated(scenario: scenario)
+        let studyWorld = recorded.world(scenario: scenario)
         if let text = cohort.shard {
             guard let shard = StudyShard(parsing: text) else { throw ValidationError("--shard: expected i/n with 1 ≤ i ≤ n (like 3/10), got '\(text)'") }
             guard out != nil else { throw ValidationError("--shard needs --out DIR (the folder `sensorium merge` reads)") }

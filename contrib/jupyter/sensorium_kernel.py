@@ -6,9 +6,10 @@ JSON line per request (see Sources/SensoriumCLI/KernelEngine.swift). One study w
 kernel session; a cell whose first line is
 
     %%world --days 3 --participants 2 --seed 7 [--scenario FILE] [PROTOCOL]
+    %%world --recording study.sqlite [--participant ID] [PROTOCOL]
 
-starts a new world with those `sensorium repl` flags (the rest of the cell then runs in
-it). `print` goes to the stream, a list of rows shows as an HTML table (with the text as
+starts a new world with those `sensorium repl` flags, simulated or replaying a store made
+by `sensorium import` (the rest of the cell then runs in it). `print` goes to the stream, a list of rows shows as an HTML table (with the text as
 the plain fallback), every chart `plot` draws or extends shows as inline SVG, an error
 is an error reply with the Lua traceback, interrupt stops a running cell, and completion
 and inspection come from the API description.

@@ -1,5 +1,9 @@
 """jupyter_kernel_test's conformance tests for the "sensorium" kernel (make jupyter-test)."""
 
+import os
+import shlex
+import subprocess
+import tempfile
 import time
 import unittest
 
@@ -95,6 +99,26 @@ class SensoriumKernelBehaviour(unittest.TestCase):
         self.assertIn("interrupted", content["evalue"])
         content, outputs = self.run_cell("n * 2")
         self.assertEqual(self.results(outputs), ["82"])
+
+    def test_world_cell_replays_a_recorded_store(self):
+        """`%%world --recording STORE`: the notebook over a store `sensorium import` made
+        (the MyDataHelps fixture: 864 heart-rate samples of MDH-P1's watch, 3 days)."""
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+        fixture = os.path.join(root, "Tests", "Fixtures", "exports", "mdh", "RK.4F2A9C.Sleep and Light Pilot_20231106-20231109")
+        with tempfile.TemporaryDirectory() as folder:
+            store = os.path.join(folder, "study.sqlite")
+            subprocess.run([os.path.join(root, ".build", "debug", "sensorium"), "import", "--format", "mdh-json", fixture,
+                            "--into", store, "--quiet"], check=True, capture_output=True)
+            content, outputs = self.run_cell("%%world --recording " + shlex.quote(store) + "\n:participant")
+            self.assertEqual(content["status"], "ok")
+            self.assertIn("participants: MDH-P1, MDH-P2 (current: MDH-P1)", self.text(outputs))
+            content, outputs = self.run_cell('sensorkit.requestAuthorization({ "heartRate" }, function() end)\n'
+                                             ':advance to day 6 09:00\n'
+                                             'hr = sensorkit.reader("heartRate")')
+            self.assertEqual(content["status"], "ok", content)
+            self.assertIn("2023-11-11 09:00", self.text(outputs))
+            content, outputs = self.run_cell("hr:samples { device = hr:devices()[1], from = time.studyStart() - 86400, to = time.now() }:count()")
+            self.assertEqual(self.results(outputs), ["864"])
 
 
 if __name__ == "__main__":

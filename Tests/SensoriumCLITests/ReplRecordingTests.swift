@@ -1,0 +1,71 @@
+import Foundation
+import XCTest
+
+/// `sensorium repl --recording STORE`: the prompt over a store made by `sensorium import`,
+/// every participant of it (or the one `--participant` names), with SensorKit's rules on
+/// the replayed data (the hold, the purge). Per-day counts and means typed at the prompt
+/// equal those `scripts/export-daily-figures.py` computes from the export files on its own.
+extension SensoriumCLITests {
+    func testTheReplOpensARecordedStoreAndSeesWhatTheFilesHold() throws {
+        let store = folder.appendingPathComponent("mdh.sqlite").path
+        let imported = try sensorium(["import", "--format", "mdh-json", ExportFixtures.mdh, "--into", store], timeout: 120)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        // Per day and device, as a researcher would type it (each participant has a state of its own: :load).
+        try write("daily.lua", """
+            sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function() end)
+            function daily(name, field)
+              local reader = sensorkit.reader(name)
+              for _, d in ipairs(reader:devices()) do
+                local set = reader:samples { device = d, from = time.studyStart() - 86400, to = time.now() }
+                for _, g in ipairs(set:byDay():mean(field)) do
+                  print(string.format("%s,%s,%s,\\"%s %s\\",%d,%.3f", sensorkit.participant(), g.key, name, d.model, d.productType, g.count, g.value))
+                end
+              end
+            end
+            """)
+        let session = """
+            :load daily.lua
+            :advance to day 6 09:00
+            daily("heartRate", "heartRate")
+            daily("ambientLightSensor", "lux")
+            :participant MDH-P2
+            :load daily.lua
+            :advance to day 6 09:00
+            daily("heartRate", "heartRate")
+            daily("ambientLightSensor", "lux")
+            """ + "\n"
+        let result = try sensorium(["repl", "--recording", store], input: session, timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let typed = Set(result.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("MDH-") && $0.split(separator: ",").count == 7 })
+        let script = ExportFixtures.root.appendingPathComponent("scripts/export-daily-figures.py").path
+        let python = try ChildProcess.run("/usr/bin/env", ["python3", script, "mdh-json", ExportFixtures.mdh], timeout: 120)
+        XCTAssertEqual(python.status, 0, String(decoding: python.stderr, as: UTF8.self))
+        // participant,day,sensor,device,samples,mean,hours: without the hours.
+        let independent = Set(String(decoding: python.stdout, as: UTF8.self).split(separator: "\n").dropFirst()
+            .filter { $0.contains(",heartRate,") || $0.contains(",ambientLightSensor,") }
+            .map { line -> String in
+                var fields = ExportFixtures.csvFields(String(line))
+                fields.removeLast()
+                return fields.map { $0.contains(",") || $0.contains(" ") ? "\"\($0)\"" : $0 }.joined(separator: ",")
+            })
+        XCTAssertEqual(independent.count, 12, "3 days: heart rate and both devices' light for MDH-P1, the phone's light for MDH-P2")
+        XCTAssertEqual(typed.subtracting(independent).sorted(), [], "rows typed at the prompt that the files do not hold")
+        XCTAssertEqual(independent.subtracting(typed).sorted(), [], "rows the files hold that the prompt did not show")
+
+        // The README's example, run as written (in a folder holding mdh.sqlite, sensorium on the PATH).
+        let example = try readmeBlock(startingWith: "printf '%s\\n' 'sensorkit.requestAuthorization")
+        let executable = try XCTUnwrap(SensoriumCLITests.executable)
+        let path = executable.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let readme = try ChildProcess.run("/bin/sh", ["-c", example], in: folder, environment: ["PATH": path], timeout: 120)
+        XCTAssertEqual(readme.status, 0, String(decoding: readme.stderr, as: UTF8.self))
+        assertContains(String(decoding: readme.stdout, as: UTF8.self), "{ count = 288, key = \"2023-11-07\", start = 1699315200.0, value = 288 }")
+
+        // One participant; the flag without a store is refused, as `run` refuses it.
+        let one = try sensorium(["repl", "--recording", store, "--participant", "MDH-P2"], input: ":participant MDH-P1\n=sensorkit.participant()\n")
+        XCTAssertEqual(one.status, 0, one.stderr)
+        XCTAssertEqual(one.stdout, "no participant 'MDH-P1' (participants: MDH-P2)\n\"MDH-P2\"\n")
+        let alone = try sensorium(["repl", "--participant", "MDH-P2"], input: "=1\n")
+        XCTAssertNotEqual(alone.status, 0)
+        assertContains(alone.stderr, "--participant needs --recording")
+    }
+}
