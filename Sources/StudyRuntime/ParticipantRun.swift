@@ -164,6 +164,8 @@ public final class ParticipantRun {
     var retentionWarned = Set<Sensor>()
     /// Sensors a fetch asked a recording for that it holds no data of (warned once each).
     var noDataWarned = Set<Sensor>()
+    /// Sensors a fetch read from a device of a kind they cannot have (warned once each).
+    var deviceKindWarned = Set<Sensor>()
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?

@@ -79,6 +79,7 @@ extension Bindings {
                           as: self.sampleSetClass)
             case .delivering(let plan):
                 self.warnRetentionLoss(r, plan)
+                self.warnDeviceWithoutSensor(r, request, plan)
                 let deliveries = self.run.deliveries
                 // A set too large for the chunk budget is read again by each pass: its
                 // samples are published by the first read that reaches the end, not again.
@@ -118,6 +119,20 @@ extension Bindings {
               run.noDataWarned.insert(r.sensor).inserted else { return }
         run.log("warn", "\(r.sensor.rawValue): the recording holds no data of this sensor for this participant, on any device: "
             + "every fetch of it is empty (was it collected, authorized and exported? `sensorium inspect` lists what the store holds)")
+    }
+
+    /// Logs a warning, once per sensor and run, when a fetch (`samples`, `fetch`) reads a
+    /// device of a kind the sensor cannot have — most often a watch sensor fetched with no
+    /// `device`, which reads the current device, the iPhone (contract §7.5): the answer is
+    /// empty, and without a word it would read as zero.
+    func warnDeviceWithoutSensor(_ r: Reader, _ request: FetchRequest, _ plan: FetchPlan) {
+        guard r.stream == .samples, let device = plan.device, !r.sensor.deviceKinds.contains(device.kind),
+              run.deviceKindWarned.insert(r.sensor).inserted else { return }
+        let kinds = r.sensor.deviceKinds.map { $0 == .watch ? "an Apple Watch" : "an iPhone" }.joined(separator: " or ")
+        let read = request.device == nil ? "this fetch names no device, so it reads the current device (\(device.model))"
+            : "this fetch reads \(device.model)\(device.productType.isEmpty ? "" : " (\(device.productType))")"
+        run.log("warn", "\(r.sensor.rawValue): \(read), which cannot have \(r.sensor.rawValue) (\(kinds) sensor): its answer is empty. "
+            + "Name the device: `device = reader:devices()[1]` (the devices holding its data; fetchDevices on the delegate path)")
     }
 
     func warnRetentionLoss(_ r: Reader, _ plan: FetchPlan) {
@@ -175,7 +190,10 @@ extension Bindings {
         warnNoRecordedData(r)
         let response = run.model.fetch(request, sensor: r.sensor, stream: r.stream, source: run.source)
         if case .ignored = response { return } // catalyst / visionOS: no callbacks at all
-        if case .delivering(let plan) = response { warnRetentionLoss(r, plan) }
+        if case .delivering(let plan) = response {
+            warnRetentionLoss(r, plan)
+            warnDeviceWithoutSensor(r, request, plan)
+        }
         r.fetchRunning = true
         try run.deliver(to: r) { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }
     }

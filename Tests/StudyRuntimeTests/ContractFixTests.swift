@@ -54,6 +54,63 @@ final class ContractFixTests: XCTestCase {
         XCTAssertTrue(o.logLines.first?.contains("was already purged (SensorKit keeps data about 7 days after the hold)") == true, o.output)
     }
 
+    /// A fetch of a watch sensor that names no device reads the current device, the iPhone
+    /// (contract §7.5), and is empty: it warns, once per sensor, naming the device it read and
+    /// how to name the watch; so does one naming a phone; one naming the watch does not.
+    func testAFetchFromADeviceThatCannotHaveTheSensorWarns() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "heartRate", "ambientLightSensor" })
+        local hr, light = sensorkit.reader "heartRate", sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function() hr:startRecording(); light:startRecording() end)
+        schedule.at("2026-03-04 12:00", function(now)
+          local watch = hr:devices()[1]
+          T.log("watch", watch.model, hr:samples { device = watch, from = time.studyStart(), to = now }:count() > 0)
+          T.log("no device", hr:samples { from = time.studyStart(), to = now }:count())
+          T.log("again", hr:samples { from = time.studyStart(), to = now }:count())      -- warned already
+          T.log("light, no device", light:samples { from = time.studyStart(), to = now }:count() > 0)   -- the phone has it
+        end)
+        """#, days: 3)
+        XCTAssertEqual(o.lines, ["watch Watch true", "no device 0", "again 0", "light, no device true"])
+        XCTAssertEqual(o.logLines.count, 1, o.output)
+        XCTAssertTrue(o.logLines.first?.hasPrefix("[P1 2026-03-04 12:00] warn: heartRate: this fetch names no device, so it reads the current device (iPhone), "
+            + "which cannot have heartRate (an Apple Watch sensor): its answer is empty. Name the device: `device = reader:devices()[1]`") == true, o.output)
+
+        let named = try h.run(#"""
+        local T = require "t"
+        T.study({ "heartRate", "ambientLightSensor" })
+        local hr, light = sensorkit.reader "heartRate", sensorkit.reader "ambientLightSensor"
+        sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function() hr:startRecording(); light:startRecording() end)
+        schedule.at("2026-03-04 12:00", function(now)
+          local phone = light:devices()[1]
+          T.log(phone.model, hr:samples { device = phone, from = time.studyStart(), to = now }:count())
+        end)
+        """#, days: 3)
+        XCTAssertEqual(named.lines, ["iPhone 0"])
+        XCTAssertEqual(named.logLines.count, 1, named.output)
+        XCTAssertTrue(named.logLines.first?.contains("warn: heartRate: this fetch reads iPhone (") == true, named.output)
+        XCTAssertTrue(named.logLines.first?.contains("), which cannot have heartRate (an Apple Watch sensor)") == true, named.output)
+
+        // The delegate path: fetch with no device.
+        let delegated = try h.run(#"""
+        local T = require "t"
+        T.study({ "heartRate" })
+        local hr = sensorkit.reader "heartRate"
+        local results = 0
+        hr.delegate = {
+          didFetchResult = function() results = results + 1 return true end,
+          didCompleteFetch = function() T.log("complete", results) end,
+        }
+        sensorkit.requestAuthorization({ "heartRate" }, function() hr:startRecording() end)
+        schedule.at("2026-03-04 12:00", function(now) hr:fetch { from = time.studyStart(), to = now } end)
+        """#, days: 3)
+        XCTAssertEqual(delegated.lines, ["complete 0"])
+        XCTAssertEqual(delegated.logLines.count, 1, delegated.output)
+        XCTAssertTrue(delegated.logLines.first?.contains("warn: heartRate: this fetch names no device, so it reads the current device (iPhone)") == true,
+                      delegated.output)
+    }
+
     /// Deletion records of an array-shaped sensor (accelerometer) reach didFetchResult as
     /// SRDeletionRecord tables with a reason, not as a SampleSet of the parent sensor.
     func testArraySensorDeletionRecordsAreDeletionRecords() throws {
