@@ -292,6 +292,29 @@ enum LeadingBytes: Equatable {
         return [0x2A, 0x4D, 0x18].starts(with: bytes.dropFirst())
     }
 
+    /// The length of the longest prefix of `b`, in whole eight-byte words, whose bytes are
+    /// all printable ASCII (0x20–0x7E), tab, line feed or carriage return.
+    static func plainASCIIPrefix(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        guard let base = b.baseAddress else { return 0 }
+        let raw = UnsafeRawPointer(base)
+        var i = 0
+        while i + 8 <= b.count {
+            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // Any byte ≥ 0x80, or below 0x20, or 0x7F: look at this word byte by byte.
+            let high = w & 0x8080_8080_8080_8080
+            let low = (w &- 0x2020_2020_2020_2020) & ~w & 0x8080_8080_8080_8080
+            let del = ((w ^ 0x7F7F_7F7F_7F7F_7F7F) &- 0x0101_0101_0101_0101) & ~(w ^ 0x7F7F_7F7F_7F7F_7F7F) & 0x8080_8080_8080_8080
+            if high | low | del != 0 {
+                for k in 0..<8 {
+                    let c = base[i + k]
+                    guard (c >= 0x20 && c < 0x7F) || c == 0x09 || c == 0x0A || c == 0x0D else { return i }
+                }
+            }
+            i += 8
+        }
+        return i
+    }
+
     /// How many leading bytes a reader classifies (`ByteWindow.leadingBytes`).
     static let sampleBytes = 4096
 
@@ -315,7 +338,9 @@ enum LeadingBytes: Equatable {
             return
         }
         let b = Array(bytes)
-        var i = 0
+        // Printable ASCII, tab, line feed and carriage return, eight bytes at a time (most
+        // text is all of it): the checks below start at the first other byte.
+        var i = b.withUnsafeBufferPointer { LeadingBytes.plainASCIIPrefix($0) }
         while i < b.count {
             let c = b[i]
             if c < 0x80 {

@@ -258,6 +258,25 @@ final class ZstdSourceTests: XCTestCase {
         XCTAssertTrue(try openByteSource(try write([], "none", in: dir)) is FileSource)
     }
 
+    /// The word-at-a-time scan of plain ASCII finds the same first bad byte as a byte loop,
+    /// wherever it lies in a word, and hands UTF-8 after ASCII to the full check.
+    func testLeadingBytesFindTheFirstBadByteAnywhereInAWord() {
+        let text = Array("timestamp,value,confidence,device\r\n1732143600,61,3,\"Watch\"\t\n".utf8)
+        XCTAssertEqual(LeadingBytes(text, complete: true), .text)
+        for bad: UInt8 in [0x00, 0x01, 0x08, 0x0B, 0x1B, 0x1F, 0x7F, 0x80, 0xC0, 0xFF] {
+            for at in 0..<text.count {
+                var b = text
+                b[at] = bad
+                XCTAssertEqual(LeadingBytes(b, complete: true), .binary(offset: at), "byte \(bad) at \(at)")
+            }
+        }
+        for at in 0..<text.count {
+            var b = text
+            b.insert(contentsOf: Array("é😀".utf8), at: at)
+            XCTAssertEqual(LeadingBytes(b, complete: true), .text, "UTF-8 at \(at)")
+        }
+    }
+
     func testLeadingBytesAreClassifiedNeverPrinted() throws {
         XCTAssertEqual(LeadingBytes([0x28, 0xB5, 0x2F, 0xFD, 0], complete: true), .zstd)
         XCTAssertEqual(LeadingBytes([0x1F, 0x8B, 8], complete: true), .gzip)
