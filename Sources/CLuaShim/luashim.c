@@ -928,6 +928,11 @@ int luashim_push_failed_box(lua_State *L, int idx) {
 
 int luashim_deferred_failed(lua_State *L) { return gethost(L)->deferred_failed; }
 
+int luashim_deferred_any(lua_State *L) {
+    luashim_host *h = gethost(L);
+    return h->deferred_pending | h->deferred_failed;
+}
+
 void luashim_set_deferred_pending(lua_State *L, int pending) { gethost(L)->deferred_pending = pending; }
 int luashim_deferred_pending(lua_State *L) { return gethost(L)->deferred_pending; }
 

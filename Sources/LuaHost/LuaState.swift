@@ -670,11 +670,12 @@ private func swiftIdentity(_ L: OpaquePointer?) -> Int32 {
 /// The one dispatcher for Swift closures (called by C's closure trampoline).
 private func dispatchClosure(_ L: OpaquePointer?, _ box: UnsafeMutableRawPointer?) -> Int32 {
     let closure = Unmanaged<ClosureBox>.fromOpaque(box!).takeUnretainedValue()
-    if closure.settles, luashim_deferred_failed(L) > 0, let error = LuaState.owner(of: L!).failedDeferredArgumentError() {
+    guard closure.settles, luashim_deferred_any(L) != 0 else { return invokeSwift(L!, closure.body) }
+    if luashim_deferred_failed(L) > 0, let error = LuaState.owner(of: L!).failedDeferredArgumentError() {
         // Given a result whose computing failed: its error, never an empty table.
         return invokeSwift(L!) { _ in throw error }
     }
-    if closure.settles, luashim_deferred_pending(L) != 0, !LuaState.owner(of: L!).deferredTables.isEmpty {
+    if luashim_deferred_pending(L) != 0, !LuaState.owner(of: L!).deferredTables.isEmpty {
         // A host function sees every result the script asked for before it: computed now.
         return invokeSwift(L!) { call in
             try call.state.settleDeferred()

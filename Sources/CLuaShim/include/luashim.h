@@ -183,6 +183,8 @@ void luashim_fail_deferred_table(lua_State *L);
 int luashim_push_failed_box(lua_State *L, int idx);
 /* Failed deferred tables not collected yet. */
 int luashim_deferred_failed(lua_State *L);
+/* Non-zero while any deferred table is pending or failed (one load for a host call's check). */
+int luashim_deferred_any(lua_State *L);
 /* Pushes a `pairs` that visits keys in a stable order (numbers ascending, then
  * strings bytewise, then booleans, then other keys) and a matching `next`;
  * the sandbox's pretty-printer uses them. [-0, +2] */
