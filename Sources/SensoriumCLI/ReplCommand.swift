@@ -185,25 +185,28 @@ final class ReplWorld {
     /// Delivers what the last chunk queued for now (delegate callbacks run after the code returns).
     func settle() throws { try current.advance(to: current.now) }
 
+    /// Runs a `:command` (its words, without the colon): its text, or nil for a command this
+    /// does not know. Throws a `CommandError` when it cannot do what it was asked (an unknown
+    /// participant, a time it cannot read or in the past), or what running the world throws.
     func command(_ words: [String]) throws -> String? {
         switch words.first ?? "" {
         case "now":
             return nowText
         case "advance":
             if words.count >= 3, words[1] == "to" {
-                guard let end = target(Array(words.dropFirst(2))) else { return ReplWorld.advanceUsage }
+                guard let end = target(Array(words.dropFirst(2))) else { throw CommandError(ReplWorld.advanceUsage) }
                 guard end >= current.now else {
-                    return "\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward"
+                    throw CommandError("\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward")
                 }
                 return try advance(to: end)
             }
-            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { return ReplWorld.advanceUsage }
+            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { throw CommandError(ReplWorld.advanceUsage) }
             return try advance(to: current.now + d)
         case "participant", "p":
             let ids = participants.map(\.id)
             guard words.count == 2 else { return "participants: " + ids.joined(separator: ", ") + " (current: \(current.id))" }
             guard let chosen = participants.first(where: { $0.id == words[1] }) else {
-                return "no participant '\(words[1])' (participants: \(ids.joined(separator: ", ")))"
+                throw CommandError("no participant '\(words[1])' (participants: \(ids.joined(separator: ", ")))")
             }
             current = chosen
             return "\(chosen.id), \(nowText)"
@@ -278,14 +281,14 @@ final class ReplSession {
             case "load", "l":
                 let path = String(trimmed.drop { $0 != " " }).trimmingCharacters(in: .whitespaces)
                 guard !path.isEmpty else {
-                    output.write("usage: :load FILE   (runs a Lua file in this participant's state)\n")
+                    show(.error("usage: :load FILE   (runs a Lua file in this participant's state)"))
                     break
                 }
                 show(load(path))
             default:
                 do {
-                    if let text = try world.command(words) { output.write(text + "\n") }
-                    else { output.write("unknown command :\(words.first ?? ""); :help lists them\n") }
+                    guard let text = try world.command(words) else { throw CommandError("unknown command :\(words.first ?? ""); :help lists them") }
+                    output.write(text + "\n")
                 } catch {
                     failed = true
                     output.flush()

@@ -62,8 +62,9 @@ extension SensoriumCLITests {
 
         // One participant; the flag without a store is refused, as `run` refuses it.
         let one = try sensorium(["repl", "--recording", store, "--participant", "MDH-P2"], input: ":participant MDH-P1\n=sensorkit.participant()\n")
-        XCTAssertEqual(one.status, 0, one.stderr)
-        XCTAssertEqual(one.stdout, "no participant 'MDH-P1' (participants: MDH-P2)\n\"MDH-P2\"\n")
+        XCTAssertEqual(one.status, 1, "a command that failed fails piped input")
+        assertContains(one.stderr, "no participant 'MDH-P1' (participants: MDH-P2)")
+        XCTAssertEqual(one.stdout, "\"MDH-P2\"\n")
         let alone = try sensorium(["repl", "--participant", "MDH-P2"], input: "=1\n")
         XCTAssertNotEqual(alone.status, 0)
         assertContains(alone.stderr, "--participant needs --recording")

@@ -184,8 +184,19 @@ final class SensoriumCLITests: XCTestCase {
     func testReplReportsUnfinishedChunkAndUnknownCommand() throws {
         let result = try sensorium(["repl"], input: ":nope\nx = 5\n=x\nfor i = 1, 3 do\n")
         XCTAssertEqual(result.status, 1, result.stderr)          // the unfinished chunk fails piped input
-        XCTAssertEqual(result.stdout, "unknown command :nope; :help lists them\n5\n")
+        XCTAssertEqual(result.stdout, "5\n")
+        assertContains(result.stderr, "unknown command :nope; :help lists them")
         assertContains(result.stderr, "input ended inside an unfinished chunk")
+        // A command that cannot do what it was asked fails piped input too, and the next lines still run.
+        for (command, message) in [(":participant P9", "no participant 'P9' (participants: P1, P2, P3)"),
+                                   (":advance to yesterday", "usage: :advance DURATION"),
+                                   (":advance to 2026-03-01 09:00", "2026-03-01 09:00 is in the past"),
+                                   (":load", "usage: :load FILE")] {
+            let failed = try sensorium(["repl"], input: "\(command)\n=6 * 7\n")
+            XCTAssertEqual(failed.status, 1, command)
+            XCTAssertEqual(failed.stdout, "42\n", command)
+            assertContains(failed.stderr, message)
+        }
     }
 
     // MARK: - errors from `run`
