@@ -109,14 +109,19 @@ public final class StudyParticipantSession {
 extension Study {
     /// Opens every participant of the study for interactive use: each set up (state, model,
     /// world) with nothing run, not even the protocol (`runProtocol`). What they print goes
-    /// to `output`; they report into one book (`reportText`). Throws `StudyError` when the
-    /// world cannot be made.
-    public func openParticipants(output: @escaping (String) -> Void = { _ in }) throws -> [StudyParticipantSession] {
+    /// to `output`; they report into one book (`reportText`). `announce` gets what the world
+    /// says about itself before any participant is opened (a replay's span), and `warn` each
+    /// of its warnings (a flag or scenario setting a replay ignores, an unknown time zone…),
+    /// as `run` gives them. Throws `StudyError` when the world cannot be made.
+    public func openParticipants(output: @escaping (String) -> Void = { _ in }, announce: (([String]) -> Void)? = nil,
+                                 warn: ((String) -> Void)? = nil) throws -> [StudyParticipantSession] {
         let session = StudySession(self)
+        session.announce = announce
         let runs: [ParticipantRun]
         do { runs = try session.prepare(output: output) } catch { throw StudyError(StudySession.message(of: error)) }
-        guard let book = session.runner?.report else { return [] }
-        return runs.map { StudyParticipantSession(run: $0, book: book) }
+        guard let runner = session.runner else { return [] }
+        if let warn { runner.warnings.forEach(warn) }
+        return runs.map { StudyParticipantSession(run: $0, book: runner.report) }
     }
 }
 

@@ -54,7 +54,12 @@ struct ReplCommand: ParsableCommand {
         let study = Study(.file(script, moduleDirectories: dirs), world: recorded.world(scenario: scenario), configuration: configuration)
         let world: ReplWorld
         do {
-            world = try ReplWorld(study: study, output: output, loadProtocol: path != nil)
+            // What opening the world says (a replay's span, its warnings): on standard error at
+            // a prompt; for the kernel, in the first answer's output (its standard error is a
+            // pipe nobody reads until the engine stops).
+            let say: (String) -> Void = machine ? { output.write($0 + "\n") } : { printError($0) }
+            world = try ReplWorld(study: study, output: output, loadProtocol: path != nil,
+                                  announce: { lines in lines.forEach(say) }, warn: { say("warning: " + $0) })
         } catch {
             output.flush()
             printError(describe(error))
@@ -105,9 +110,11 @@ final class ReplWorld {
     /// The API the prompt completes and `:help` describes (read from the first participant's state).
     let description: ApiDescription
 
-    init(study: Study, output: OutputBuffer, loadProtocol: Bool) throws {
+    /// `announce` and `warn`: what opening the world says about it (`Study.openParticipants`).
+    init(study: Study, output: OutputBuffer, loadProtocol: Bool, announce: (([String]) -> Void)? = nil,
+         warn: ((String) -> Void)? = nil) throws {
         self.output = output
-        participants = try study.openParticipants { output.write($0) }
+        participants = try study.openParticipants(output: { output.write($0) }, announce: announce, warn: warn)
         guard let first = participants.first else { throw CommandError("the scenario has no participants") }
         current = first
         for participant in participants {

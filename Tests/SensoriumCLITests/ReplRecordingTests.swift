@@ -60,6 +60,14 @@ extension SensoriumCLITests {
         XCTAssertEqual(readme.status, 0, String(decoding: readme.stderr, as: UTF8.self))
         assertContains(String(decoding: readme.stdout, as: UTF8.self), "{ count = 288, key = \"2023-11-07\", start = 1699315200.0, value = 288 }")
 
+        // What the replay says of itself, as `run` says it: its span and its warnings.
+        let flagged = try sensorium(["repl", "--recording", store, "--timezone", "Europe/Berlin", "--days", "2"], input: ":now\n")
+        XCTAssertEqual(flagged.status, 0, flagged.stderr)
+        assertContains(flagged.stderr, "replay: 2 days, 2023-11-06 00:00 to 2023-11-08 00:00 (GMT): chosen with --days")
+        assertContains(flagged.stderr, "warning: --timezone Europe/Berlin is ignored in a replay")
+        assertContains(flagged.stderr, "warning: participant 'MDH-P1': time zone unknown, UTC assumed")
+        XCTAssertEqual(flagged.stdout, "2023-11-06 00:00 GMT (study day 1), SR 2592000\n")
+
         // One participant; the flag without a store is refused, as `run` refuses it.
         let one = try sensorium(["repl", "--recording", store, "--participant", "MDH-P2"], input: ":participant MDH-P1\n=sensorkit.participant()\n")
         XCTAssertEqual(one.status, 1, "a command that failed fails piped input")

@@ -112,6 +112,9 @@ class SensoriumKernelBehaviour(unittest.TestCase):
             content, outputs = self.run_cell("%%world --recording " + shlex.quote(store) + "\n:participant")
             self.assertEqual(content["status"], "ok")
             self.assertIn("participants: MDH-P1, MDH-P2 (current: MDH-P1)", self.text(outputs))
+            # What the replay says of itself comes with the cell that opened it.
+            self.assertIn("replay: 5 days, 2023-11-06 00:00 to 2023-11-11 00:00 (GMT)", self.text(outputs))
+            self.assertIn("warning: participant 'MDH-P1': time zone unknown, UTC assumed", self.text(outputs))
             content, outputs = self.run_cell('sensorkit.requestAuthorization({ "heartRate" }, function() end)\n'
                                              ':advance to day 6 09:00\n'
                                              'hr = sensorkit.reader("heartRate")')
