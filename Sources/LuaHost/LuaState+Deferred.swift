@@ -51,7 +51,7 @@ extension LuaState {
         return failedResultClass.object(in: L, at: -1)?.error
     }
 
-    /// The first argument of a host function that is a failed deferred table: its error
+    /// The error of the first argument of a host function that is a failed deferred table
     /// (a host function never sees one as an empty table). Costs a load while no failed
     /// table is alive. [-0, +0]
     func failedDeferredArgumentError() -> (any Error)? {
@@ -144,7 +144,7 @@ final class FailedResultBox {
     init(_ error: any Error) { self.error = error }
 
     static func makeClass() -> LuaClass<FailedResultBox> {
-        let c = LuaClass<FailedResultBox>("sensorium.failed result")
+        let c = LuaClass<FailedResultBox>("failed result")
         c.describe = { String(describing: $0.error) }
         return c
     }
