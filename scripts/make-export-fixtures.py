@@ -297,7 +297,9 @@ def mhc_fhir_on_wrist(events, product):
     """On-wrist Observations as MyHeartCounts writes them (OnWristEvent+FHIR.swift L15-102):
     valueBoolean, components watchWristLocation / watchCrownOrientation ("left"/"right"),
     effectivePeriod from the earlier to the later of onWristDate and offWristDate, the
-    sourceDevice extension naming the watch."""
+    sourceDevice extension naming the watch: the same device info as the CSV uploads' device
+    column (SensorKitFHIRExtensions.swift writes deviceInfo.model, .name, … as they are), so
+    model "Watch", name "Apple Watch": one watch, not two."""
     out = []
     previous = None
     for t, on in events:
@@ -314,7 +316,7 @@ def mhc_fhir_on_wrist(events, product):
             "extension": [
                 {"valueString": "America/Chicago", "url": "https://bdh.stanford.edu/fhir/defs/sampleUploadTimeZone"},
                 {"extension": [
-                    {"valueString": "Apple Watch", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/model"},
+                    {"valueString": "Watch", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/model"},
                     {"valueString": "Apple Watch", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/name"},
                     {"valueString": "watchOS", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/systemName"},
                     {"valueString": "10.4", "url": "https://bdh.stanford.edu/fhir/defs/SensorKit/sourceDevice/systemVersion"},
