@@ -573,8 +573,9 @@ final class ByteWindow {
         guard leadingBytes == nil, start == 0 else { return }
         let n = min(end, LeadingBytes.sampleBytes)
         leadingBytes = LeadingBytes(UnsafeBufferPointer(start: base, count: n), complete: eof && n == end)
-        if atFileStart, end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF {
-            start = 3
+        let mark = LeadingBytes.utf8ByteOrderMark
+        if atFileStart, end >= mark.count, UnsafeBufferPointer(start: base, count: mark.count).elementsEqual(mark) {
+            start = mark.count
             byteOrderMarkSkipped = true
         }
     }

@@ -59,11 +59,14 @@ final class ContractFixTests: XCTestCase {
     /// how to name the watch; so does one naming a phone; one naming the watch does not.
     func testAFetchFromADeviceThatCannotHaveTheSensorWarns() throws {
         let h = try ProtocolHarness()
-        let o = try h.run(#"""
+        // Heart rate (watch) and light (phone and watch), both recording.
+        let recording = #"""
         local T = require "t"
         T.study({ "heartRate", "ambientLightSensor" })
         local hr, light = sensorkit.reader "heartRate", sensorkit.reader "ambientLightSensor"
         sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function() hr:startRecording(); light:startRecording() end)
+        """# + "\n"
+        let o = try h.run(recording + #"""
         schedule.at("2026-03-04 12:00", function(now)
           local watch = hr:devices()[1]
           T.log("watch", watch.model, hr:samples { device = watch, from = time.studyStart(), to = now }:count() > 0)
@@ -77,11 +80,7 @@ final class ContractFixTests: XCTestCase {
         XCTAssertTrue(o.logLines.first?.hasPrefix("[P1 2026-03-04 12:00] warn: heartRate: this fetch names no device, so it reads the current device (iPhone), "
             + "which cannot have heartRate (an Apple Watch sensor): its answer is empty. Name the device: `device = reader:devices()[1]`") == true, o.output)
 
-        let named = try h.run(#"""
-        local T = require "t"
-        T.study({ "heartRate", "ambientLightSensor" })
-        local hr, light = sensorkit.reader "heartRate", sensorkit.reader "ambientLightSensor"
-        sensorkit.requestAuthorization({ "heartRate", "ambientLightSensor" }, function() hr:startRecording(); light:startRecording() end)
+        let named = try h.run(recording + #"""
         schedule.at("2026-03-04 12:00", function(now)
           local phone = light:devices()[1]
           T.log(phone.model, hr:samples { device = phone, from = time.studyStart(), to = now }:count())
