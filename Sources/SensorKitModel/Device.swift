@@ -77,10 +77,16 @@ public protocol SampleSource: Sendable {
     /// recording: false when the sensor was not recorded or not exported at all, so that a
     /// fetch of it (empty) can say why. Nil (the default) for a source that generates data.
     func holdsAnyData(participant: String, sensor: Sensor) -> Bool?
+    /// What the source holds for `participant`, one summary per stored sensor and device
+    /// (devices in `devices(participant:)` order), for a recording: what a prompt's `:sensors`
+    /// shows of it. Nil (the default) for a source that generates data. Throws when the
+    /// source cannot read its own index.
+    func streamSummaries(participant: String) throws -> [StreamSummary]?
 }
 
 extension SampleSource {
     public func holdsAnyData(participant: String, sensor: Sensor) -> Bool? { nil }
+    public func streamSummaries(participant: String) throws -> [StreamSummary]? { nil }
 
     public func samples(participant: String, sensor: Sensor, device: SRDevice,
                         writtenAfter after: Double, through: Double, producedIn produced: IntervalSet) throws -> SampleBatch {
@@ -104,5 +110,27 @@ extension SampleSource {
     public func samplePiece(participant: String, sensor: Sensor, device: SRDevice, writtenAfter after: Double, through: Double,
                             producedIn produced: IntervalSet?, columns: ColumnProjection) throws -> (batch: SampleBatch, reached: Double) {
         try samplePiece(participant: participant, sensor: sensor, device: device, writtenAfter: after, through: through, producedIn: produced)
+    }
+}
+
+/// One stored stream: the samples of one sensor on one device of one participant.
+public struct StreamSummary: Sendable, Hashable {
+    public var participant: String
+    public var device: SRDevice
+    public var sensor: Sensor
+    public var rows: Int
+    public var chunks: Int
+    /// Write-time span (Unix seconds); nil without rows.
+    public var firstWrite: Double?
+    public var lastWrite: Double?
+
+    public init(participant: String, device: SRDevice, sensor: Sensor, rows: Int, chunks: Int, firstWrite: Double?, lastWrite: Double?) {
+        self.participant = participant
+        self.device = device
+        self.sensor = sensor
+        self.rows = rows
+        self.chunks = chunks
+        self.firstWrite = firstWrite
+        self.lastWrite = lastWrite
     }
 }

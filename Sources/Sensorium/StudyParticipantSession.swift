@@ -52,6 +52,18 @@ public final class StudyParticipantSession {
         }
     }
 
+    /// What the recording holds for this participant, one entry per stored sensor and device
+    /// (devices phone first, sensors by name), or nil in a simulated world: what `:sensors`
+    /// adds in a replay. Throws `StudyError` when the store's index cannot be read.
+    public func recordedStreams() throws -> [RecordedStream]? {
+        try studyErrors {
+            try run.source.streamSummaries(participant: id).map { summaries in
+                summaries.map { RecordedStream(sensor: $0.sensor.rawValue, deviceKind: $0.device.kind.rawValue, deviceModel: $0.device.model,
+                                               samples: $0.rows, firstWrite: $0.firstWrite, lastWrite: $0.lastWrite) }
+            }
+        }
+    }
+
     /// The participant now: devices, the sensors authorization was decided for or that
     /// record, and the events queued (what the REPL's `:status` shows).
     public var status: ParticipantStatus {
@@ -137,6 +149,21 @@ public struct ParticipantSensor: Sendable, Equatable {
     public var deviceKinds: [String]
     /// How often it produces samples, in words (`"1 Hz while the watch is worn"`).
     public var cadence: String
+}
+
+/// The samples a recording holds of one sensor on one device of a participant.
+public struct RecordedStream: Sendable, Equatable {
+    /// The sensor's name (`"heartRate"`).
+    public var sensor: String
+    /// `"phone"` or `"watch"`.
+    public var deviceKind: String
+    /// The device's model as recorded (`"iPhone"`, `"Watch"`).
+    public var deviceModel: String
+    /// Samples stored.
+    public var samples: Int
+    /// The first and last write time of a stored sample (seconds since 1970); nil without samples.
+    public var firstWrite: Double?
+    public var lastWrite: Double?
 }
 
 /// A participant's state at one instant: what the REPL's `:status` prints.

@@ -192,6 +192,17 @@ final class ReplWorld {
     /// Delivers what the last chunk queued for now (delegate callbacks run after the code returns).
     func settle() throws { try current.advance(to: current.now) }
 
+    /// What a replay's `:sensors` says of `sensor`: its samples per device and when they were
+    /// written (in the participant's time zone), or that the recording has none.
+    func recordedText(_ sensor: String, _ streams: [RecordedStream]) -> String {
+        let mine = streams.filter { $0.sensor == sensor && $0.samples > 0 }
+        guard !mine.isEmpty else { return "not in the recording" }
+        let counts = mine.map { "\($0.deviceKind) (\($0.deviceModel)) \($0.samples)" }.joined(separator: ", ")
+        let first = mine.compactMap(\.firstWrite).min(), last = mine.compactMap(\.lastWrite).max()
+        let span = first.flatMap { f in last.map { l in ", written \(LocalTime.minuteLabel(f, current.timeZone)) … \(LocalTime.minuteLabel(l, current.timeZone))" } } ?? ""
+        return "recorded: " + counts + " sample" + (mine.count == 1 && mine[0].samples == 1 ? "" : "s") + span
+    }
+
     /// Runs a `:command` (its words, without the colon): its text, or nil for a command this
     /// does not know. Throws a `CommandError` when it cannot do what it was asked (an unknown
     /// participant, a time it cannot read or in the past), or what running the world throws.
@@ -218,12 +229,18 @@ final class ReplWorld {
             current = chosen
             return "\(chosen.id), \(nowText)"
         case "sensors":
-            return current.sensors.map { s in
+            let recorded = try current.recordedStreams()
+            var lines = current.sensors.map { s in
                 s.name.padding(toLength: 24, withPad: " ", startingAt: 0)
                     + s.authorization.padding(toLength: 14, withPad: " ", startingAt: 0)
                     + s.deviceKinds.joined(separator: ",").padding(toLength: 13, withPad: " ", startingAt: 0)
-                    + s.cadence
-            }.joined(separator: "\n")
+                    + (recorded.map { recordedText(s.name, $0) } ?? s.cadence)
+            }
+            if let recorded {
+                let held = Set(recorded.map(\.sensor)).count
+                lines.insert("participant \(current.id): the recording holds \(held) of \(lines.count) sensors", at: 0)
+            }
+            return lines.joined(separator: "\n")
         case "status":
             let status = current.status
             var lines = ["participant \(status.participant), \(nowText)"]
@@ -266,6 +283,7 @@ final class ReplSession {
       :load FILE         run a Lua file in this participant's state
       :participant P2    switch participant (each has its own Lua state)
       :sensors           the sensor catalogue with this participant's authorization
+                         (in a replay: what the recording holds of each, per device)
       :status            devices, authorization and recording of this participant
       :report            the report tables so far
       :help NAME         documentation of a function or module (e.g. :help reader:samples, :help plot.line);

@@ -35,18 +35,6 @@ public struct RecordingInterval: Sendable, Hashable {
     }
 }
 
-/// One stored stream: the samples of one sensor on one device of one participant.
-public struct StreamSummary: Sendable, Hashable {
-    public var participant: String
-    public var device: SRDevice
-    public var sensor: Sensor
-    public var rows: Int
-    public var chunks: Int
-    /// Write-time span (Unix seconds); nil without rows.
-    public var firstWrite: Double?
-    public var lastWrite: Double?
-}
-
 /// What an import did.
 public struct ImportStats: Sendable, Hashable {
     public var files = 0

@@ -29,6 +29,10 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
         streams[participant]?.values.contains { $0[sensor] != nil } ?? false
     }
 
+    public func streamSummaries(participant: String) throws -> [StreamSummary]? {
+        try streamSummaries(of: participant)
+    }
+
     init(store: RecordedStore) throws {
         self.store = store
         var participants: [RecordedParticipant] = []
@@ -330,11 +334,12 @@ public final class RecordedSource: SampleSource, @unchecked Sendable {
     /// A value the import recorded (`spanStart`, `spanEnd`, `source`…).
     public func meta(_ key: String) -> String? { meta[key] }
 
-    /// Per-stream counts and spans.
-    public func streamSummaries() throws -> [StreamSummary] {
+    /// Per-stream counts and spans of every participant (or of `only`): participants in the
+    /// store's order, devices phone first, sensors by name.
+    public func streamSummaries(of only: String? = nil) throws -> [StreamSummary] {
         try store.pool.read { db in
             var out: [StreamSummary] = []
-            for p in participants {
+            for p in participants where only == nil || p.id == only {
                 for d in devices(participant: p.id) {
                     for (sensor, ref) in (streams[p.id]?[d] ?? [:]).sorted(by: { $0.key < $1.key }) {
                         let row = try Row.fetchOne(db, sql: """

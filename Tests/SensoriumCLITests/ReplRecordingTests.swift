@@ -52,6 +52,26 @@ extension SensoriumCLITests {
         XCTAssertEqual(typed.subtracting(independent).sorted(), [], "rows typed at the prompt that the files do not hold")
         XCTAssertEqual(independent.subtracting(typed).sorted(), [], "rows the files hold that the prompt did not show")
 
+        // `:sensors` says what the recording holds, per device: the files' own totals.
+        var totals: [String: Int] = [:]   // "participant sensor model": samples
+        for row in independent {
+            let f = ExportFixtures.csvFields(row)
+            totals["\(f[0]) \(f[2]) \(f[3].split(separator: " ")[0])", default: 0] += Int(f[4])!
+        }
+        let held = try sensorium(["repl", "--recording", store], input: ":sensors\n:participant MDH-P2\n:sensors\n")
+        XCTAssertEqual(held.status, 0, held.stderr)
+        let lines = held.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.filter { $0.contains("the recording holds") },
+                       ["participant MDH-P1: the recording holds 4 of 22 sensors", "participant MDH-P2: the recording holds 3 of 22 sensors"])
+        let p1 = lines.prefix { !$0.hasPrefix("MDH-P2") }, p2 = lines.drop { !$0.hasPrefix("MDH-P2") }
+        func line(_ part: some Sequence<String>, _ sensor: String) -> String { part.first { $0.hasPrefix(sensor + " ") } ?? "" }
+        assertContains(line(p1, "heartRate"), "recorded: watch (Watch) \(totals["MDH-P1 heartRate Watch"] ?? -1) samples, written 2023-11-06 00:00 … 2023-11-08 23:55")
+        assertContains(line(p1, "ambientLightSensor"),
+                       "recorded: phone (iPhone) \(totals["MDH-P1 ambientLightSensor iPhone"] ?? -1), watch (Watch) \(totals["MDH-P1 ambientLightSensor Watch"] ?? -1) samples")
+        assertContains(line(p2, "ambientLightSensor"), "recorded: phone (iPhone) \(totals["MDH-P2 ambientLightSensor iPhone"] ?? -1) samples")
+        assertContains(line(p2, "heartRate"), "not in the recording")
+        assertContains(line(p1, "rotationRate"), "not in the recording")
+
         // The README's example, run as written (in a folder holding mdh.sqlite, sensorium on the PATH).
         let example = try readmeBlock(startingWith: "printf '%s\\n' 'sensorkit.requestAuthorization")
         let executable = try XCTUnwrap(SensoriumCLITests.executable)
