@@ -23,20 +23,48 @@ end
 local core = { day = M.day, startOfDay = M.startOfDay, studyStart = M.studyStart, studyEnd = M.studyEnd,
                now = function() return os.time() end }
 
+-- os.date(fmt, t) for `name`; a time that is not a number, or that the calendar cannot
+-- place, is an error at the line that called `name` (not here).
+local function date(name, fmt, t)
+  if t ~= nil and type(t) ~= "number" then
+    error(string.format("time.%s: expected a time (seconds since 1970), got %s", name, type(t)), 3)
+  end
+  local ok, text = pcall(os.date, fmt, t)
+  if not ok then
+    local why = tostring(text):gsub("^.-:%d+: ", "")
+    if t == nil then error(string.format("time.%s: %s", name, why), 3) end
+    error(string.format("time.%s: %.17g cannot be shown as a date (%s)", name, t, why), 3)
+  end
+  return text
+end
+
 -- The clock's now, in whole seconds (the virtual clock in a study).
 function M.now() return os.time() end
 -- The local hour (0-23) of a time (default now).
-function M.hour(t) return tonumber(os.date("%H", t or os.time())) end
+function M.hour(t) return tonumber(date("hour", "%H", t or os.time())) end
 -- A time as text, os.date's format (default "%Y-%m-%d %H:%M"), local.
-function M.format(t, fmt) return os.date(fmt or "%Y-%m-%d %H:%M", t) end
+function M.format(t, fmt)
+  local text = date("format", fmt or "%Y-%m-%d %H:%M", t)   -- not a tail call: errors name the caller's line
+  return text
+end
+
+-- `n` units of a duration; an error at the caller's line when `n` is not a number (a nil
+-- from a missing setting, or text: `time.duration` reads "26h").
+local function amount(name, n)
+  if type(n) ~= "number" then
+    error(string.format("%s: expected a number, got %s", name, n == nil and "nil" or type(n))
+      .. (type(n) == "string" and " (time.duration reads text such as \"26h\")" or ""), 3)
+  end
+  return n
+end
 
 -- Durations in seconds (also the globals seconds, minutes, hours, days). `time.duration`
 -- also reads text such as "90s", "15m", "26h", "2d", "1h30m".
-function M.seconds(n) return n end
-function M.minutes(n) return n * 60 end
-function M.hours(n) return n * 3600 end
-function M.days(n) return n * 86400 end
-function M.weeks(n) return n * 7 * 86400 end
+function M.seconds(n) return amount("seconds", n) + 0 end   -- not a tail call (see amount)
+function M.minutes(n) return amount("minutes", n) * 60 end
+function M.hours(n) return amount("hours", n) * 3600 end
+function M.days(n) return amount("days", n) * 86400 end
+function M.weeks(n) return amount("weeks", n) * 7 * 86400 end
 
 -- "1h 30m", "2d 3h", "45s": a duration for people to read.
 function M.formatDuration(s)

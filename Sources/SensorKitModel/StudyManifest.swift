@@ -208,6 +208,7 @@ public struct StudyManifest: Sendable, Hashable {
         }
         for entry in entries {
             guard case .success(let sensors) = SensorCatalogue.sensors(forUsageDetailKey: entry.key) else { continue }
+            if sensors.count == 1 { r.namedOnTheirOwn.insert(sensors[0]) }
             for sensor in expand(sensors) where r.usageDetails[sensor] == nil && r.detailProblems[sensor] == nil {
                 switch StudyManifest.parseDetail(entry.value) {
                 case .success(let d): r.usageDetails[sensor] = d
@@ -369,6 +370,7 @@ public struct StudyManifest: Sendable, Hashable {
 
         // Usage details.
         var detailed: [Sensor: (key: String, detail: UsageDetail?)] = [:]
+        var namedOnTheirOwn = Set<Sensor>()
         var detailsUsable = false
         if let d = usageDetails {
             if let entries = d.entries {
@@ -382,6 +384,7 @@ public struct StudyManifest: Sendable, Hashable {
                         out.append(Diagnostic(.error, "unknown-sensor", e.description, key: key, suggestion: e.suggestions.first))
                         continue
                     }
+                    if sensors.count == 1 { namedOnTheirOwn.insert(sensors[0]) }
                     var parsed: UsageDetail?
                     switch StudyManifest.parseDetail(entry.value) {
                     case .success(let u):
@@ -436,12 +439,12 @@ public struct StudyManifest: Sendable, Hashable {
             let isEntitled = entitled[sensor] != nil
             let detail = detailed[sensor]
             if let d = detail, !isEntitled {
-                // Named directly (`messagesUsageReport = {…}`) or through a shared key
-                // (`SRSensorUsageMotion = {…}`: an error only if no sensor of the group is entitled).
-                let viaSharedKey = SensorCatalogue.sensors(forUsageKey: String(d.key.dropFirst("sensors.".count))).count > 1
+                // Named on its own (`messagesUsageReport = {…}`) or only through a key its group
+                // shares (`SRSensorUsageMotion = {…}`, or `accelerometer = {…}` for rotationRate:
+                // an error only if no sensor of the group is entitled).
                 let groupEntitled = sensor.authorizationGroup.contains { entitled[$0] != nil }
                 let typo = unknownEntitlements.first { $0.suggestions.first == sensor.entitlement }
-                if typo != nil || !viaSharedKey || (!groupEntitled && reportedGroups.insert(sensor.usageKey).inserted) {
+                if typo != nil || namedOnTheirOwn.contains(sensor) || (!groupEntitled && reportedGroups.insert(sensor.usageKey).inserted) {
                     var message = "\(sensor.rawValue) has a usage detail but no entitlement '\(sensor.entitlement)': every operation on it fails with invalidEntitlement (0)"
                     if let t = typo { message += "; \"\(t.value)\" at \(t.key) looks like a typo of it" }
                     out.append(Diagnostic(.error, "missing-entitlement", message, sensor: sensor, key: d.key,
@@ -477,6 +480,27 @@ public struct ResolvedStudy: Sendable, Hashable {
     public var usageDetailsProblem: String?
     /// Per-sensor malformed details (string instead of table, empty text).
     public var detailProblems: [Sensor: String] = [:]
+    /// Sensors `sensors` names by a key of their own (`accelerometer = {…}`, or a usage key
+    /// that covers one sensor), not only through a key their group shares (`rotationRate`
+    /// has the detail `accelerometer = {…}` gives, as both read `SRSensorUsageMotion`).
+    public var namedOnTheirOwn: Set<Sensor> = []
+
+    /// The sensors the study means to use, of those with a usage detail (well-formed or not):
+    /// in each usage group, the members named on their own or entitled — `accelerometer =
+    /// {…}` with only `motion-accelerometer` means the accelerometer, not rotationRate,
+    /// though the detail covers both —, or the whole group when that leaves none (so a study
+    /// that entitles none of a group it declares meets the invalidEntitlement a phone gives).
+    /// Sorted by name. What automatic enrolment asks for.
+    public var sensorsInUse: [Sensor] {
+        let declared = Set(usageDetails.keys).union(detailProblems.keys)
+        var chosen = Set<Sensor>()
+        for group in Set(declared.map(\.authorizationGroup)) {
+            let members = group.filter(declared.contains)
+            let meant = members.filter { namedOnTheirOwn.contains($0) || entitledSensors.contains($0) }
+            chosen.formUnion(meant.isEmpty ? members : meant)
+        }
+        return chosen.sorted { $0.rawValue < $1.rawValue }
+    }
 
     public init() {}
 

@@ -184,7 +184,7 @@ final class ReplWorld {
         var text = nowText
         if before <= p.end && end > p.end {
             text += "\nnote: this passed the study's end (\(LocalTime.minuteLabel(p.end, p.timeZone)), "
-                + "after \(p.days) day\(p.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there"
+                + "after \(p.days) day\(p.days == 1 ? "" : "s"): time.studyEnd()); a protocol's run stops there, and schedules do not run after it"
         }
         return text
     }

@@ -7,8 +7,10 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a study protocol in virtual time (or a plain Lua script).",
         discussion: """
-        A folder runs its protocol.lua with its scenario.lua. A file that declares
-        study{...} runs as a protocol too; any other file runs once as a plain script.
+        A folder runs its protocol.lua with its scenario.lua, as a protocol. A file that
+        declares study{...} runs as a protocol too; any other file (or a folder without a
+        scenario.lua) runs once as a plain script, unless a world flag such as --days
+        makes it a protocol.
         """
     )
 
@@ -34,7 +36,8 @@ struct RunCommand: ParsableCommand {
         let output = OutputBuffer()
         let dirs = moduleDirectories(of: script)
         let studyFlags = world.anyGiven || out != nil || recorded.recording != nil || cohort.shard != nil
-        guard studyFlags || isProtocol(script) else {
+        let folderWithScenario = script != path && defaultScenario(beside: script) != nil
+        guard studyFlags || folderWithScenario || isProtocol(script) else {
             try runPlainScript(script, dirs: dirs, output: output)
             return
         }
@@ -116,10 +119,11 @@ func reportFindings(_ findings: [(participant: String, isStoppedRun: Bool, descr
     throw ExitCode(1)
 }
 
-/// A script is a protocol when it declares a study (`study {` or `study(`).
+/// A script is a protocol when it declares a study: calls `study {…}` or `study(…)`, as a
+/// statement or for its value (`local readers = study {…}`), not a field (`t.study {…}`).
 func isProtocol(_ path: String) -> Bool {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
-    return text.range(of: "(^|\\n)\\s*study\\s*[({]", options: .regularExpression) != nil
+    return text.range(of: "(^|[^.:_[:alnum:]])study\\s*[({]", options: .regularExpression) != nil
 }
 
 func defaultScenario(beside script: String) -> String? {
@@ -132,7 +136,8 @@ func moduleDirectories(of script: String) -> [String] {
     [relativeIfBelowCurrent(URL(fileURLWithPath: script).deletingLastPathComponent().path)]
 }
 
-/// A folder means its protocol.lua; a missing file is a clear error.
+/// A folder means its protocol.lua (the path returned differs from the one given); a
+/// missing file is a clear error.
 func resolveScript(_ path: String) throws -> String {
     var isDir: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {

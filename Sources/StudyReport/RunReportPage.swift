@@ -42,8 +42,8 @@ public struct RunReportPage {
             title = r.title
             purpose = r.usageDescription
             privacyPolicy = r.privacyPolicyURL
-            sensors = r.usageDetails.keys.sorted { $0.rawValue < $1.rawValue }.map {
-                SensorLine(sensor: $0.rawValue, entitled: r.isEntitled($0), required: r.usageDetails[$0]!.required, detail: r.usageDetails[$0]!.detail)
+            sensors = r.sensorsInUse.compactMap { s in
+                r.usageDetails[s].map { SensorLine(sensor: s.rawValue, entitled: r.isEntitled(s), required: $0.required, detail: $0.detail) }
             }
         }
     }

@@ -36,13 +36,12 @@ struct Enrolment {
 }
 
 extension Bindings {
-    /// The sensors a manifest declares a usage detail for (well-formed or not: a malformed
-    /// one is asked for too, so the protocol meets the 8197 a phone would give), that the
-    /// simulated phone supports, in name order.
+    /// The sensors a manifest means to use (`ResolvedStudy.sensorsInUse`: a malformed detail
+    /// counts, so the protocol meets the 8197 a phone would give) that the simulated phone
+    /// supports, in name order.
     func declaredSensors(_ study: ResolvedStudy) -> [Sensor] {
         guard run.model.switches.platform.isSensorKitAvailable else { return [] }
-        let sensors = Set(study.usageDetails.keys).union(study.detailProblems.keys)
-        return sensors.filter { run.model.switches.supports($0) }.sorted { $0.rawValue < $1.rawValue }
+        return study.sensorsInUse.filter { run.model.switches.supports($0) }
     }
 
     /// Makes one reader per declared sensor and returns them as a table keyed by sensor

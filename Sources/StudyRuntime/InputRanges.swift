@@ -42,8 +42,9 @@ public struct InputRange: Sendable {
 public enum InputLimits {
     /// A study runs 1 to 366 days.
     public static let days = InputRange(1, 366, "days", whole: true)
-    /// A simulated cohort has 1 to 1000 participants.
-    public static let participants = InputRange(1, 1000, "participants", whole: true)
+    /// A simulated cohort has 1 to 100,000 participants (a Slurm array of shards runs
+    /// 10,000 as README shows; one process runs them one after another).
+    public static let participants = InputRange(1, 100_000, "participants", whole: true)
     /// A wall-clock jump of at most a year either way.
     public static let clockJump = InputRange(-366 * 86_400, 366 * 86_400, "seconds")
     /// The shortest `schedule.every` interval: one virtual second (a 366-day study then

@@ -108,9 +108,6 @@ extension Bindings {
         }
     }
 
-    /// Logs a warning, once per sensor and run, when a fetch reaches back past SensorKit's
-    /// retention and recorded data there had already been purged (contract §8.2): an
-    /// end-of-study fetch over a long study silently sees only the last ~7 days otherwise.
     /// Logs a warning, once per sensor, when a fetch (`samples`, `devices`, `fetch`,
     /// `fetchDevices`) asks a recording for a sensor it holds no data of at all for this
     /// participant: the answer is empty, and without a word it would read as zero.
@@ -131,10 +128,18 @@ extension Bindings {
         let kinds = r.sensor.deviceKinds.map { $0 == .watch ? "an Apple Watch" : "an iPhone" }.joined(separator: " or ")
         let read = request.device == nil ? "this fetch names no device, so it reads the current device (\(device.model))"
             : "this fetch reads \(device.model)\(device.productType.isEmpty ? "" : " (\(device.productType))")"
-        run.log("warn", "\(r.sensor.rawValue): \(read), which cannot have \(r.sensor.rawValue) (\(kinds) sensor): its answer is empty. "
-            + "Name the device: `device = reader:devices()[1]` (the devices holding its data; fetchDevices on the delegate path)")
+        // The advice depends on whether a device holds the sensor's data now: when none does,
+        // `reader:devices()[1]` is nil and naming it changes nothing.
+        let holding: [SRDevice]? = if case .devices(let d)? = try? run.model.fetchDevices(r.sensor, stream: r.stream, source: run.source) { d } else { nil }
+        let advice = holding?.isEmpty == true
+            ? "No device holds its data for this participant now: reader:devices() is empty (no \(kinds == "an Apple Watch" ? "watch" : "such device"), or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too; check `#reader:devices() > 0` first"
+            : "Name the device: `device = reader:devices()[1]` (the devices holding its data; fetchDevices on the delegate path)"
+        run.log("warn", "\(r.sensor.rawValue): \(read), which cannot have \(r.sensor.rawValue) (\(kinds) sensor): its answer is empty. " + advice)
     }
 
+    /// Logs a warning, once per sensor and run, when a fetch reaches back past SensorKit's
+    /// retention and recorded data there had already been purged (contract §8.2): an
+    /// end-of-study fetch over a long study silently sees only the last ~7 days otherwise.
     func warnRetentionLoss(_ r: Reader, _ plan: FetchPlan) {
         guard let loss = plan.retentionLoss, run.retentionWarned.insert(r.sensor).inserted else { return }
         let tz = run.clock.timeZone

@@ -11,10 +11,13 @@ extension Bindings {
     /// A duration argument (`TimeBindings.duration`).
     func duration(_ call: LuaCall, _ index: Int32) throws -> Double { try TimeBindings.duration(call, index) }
 
-    /// Queues a call of `fn(now)`; `repeatEvery` re-queues it (nil: once). Returns the schedule id.
+    /// Queues a call of `fn(now)`; `next` gives the time of the one after (nil: once). Returns
+    /// the schedule id. A call due after the study's end never runs (a prompt's clock may go
+    /// past the end; a run stops there), and nothing is queued after it.
     func scheduleCall(_ fn: LuaReference, at t: Double, id: Int? = nil, next: ((Double) -> Double?)? = nil) -> Int {
         let eventID = id ?? run.loop.allocateID()
         run.loop.schedule(at: t, id: eventID) { [unowned self] in
+            guard t <= self.run.settings.end else { return }
             try self.run.state.call(fn, [.number(self.run.model.clock.wallNow)], results: 0)
             if let next, let t2 = next(t), !self.run.loop.isCancelled(eventID) {
                 _ = self.scheduleCall(fn, at: t2, id: eventID, next: next)
@@ -23,16 +26,28 @@ extension Bindings {
         return eventID
     }
 
+    /// Says (in the run's log) that a one-off call asked for at `t` will not run: it is after
+    /// the study's end.
+    func warnIfAfterTheEnd(_ function: String, _ t: Double) {
+        guard t > run.settings.end else { return }
+        let zone = run.clock.timeZone
+        run.log("warn", "\(function): \(LocalTime.minuteLabel(t, zone)) is after the study's end (\(LocalTime.minuteLabel(run.settings.end, zone))): the call never runs")
+    }
+
     func scheduleFunctions() -> [(String, LuaFunction)] {
         [
             ("at", { [unowned self] call in
-                let t = try self.when(call, 1)
-                call.push(self.scheduleCall(try call.function(2), at: max(t, self.run.clock.now)))
+                let t = max(try self.when(call, 1), self.run.clock.now)
+                let fn = try call.function(2)
+                self.warnIfAfterTheEnd("schedule.at", t)
+                call.push(self.scheduleCall(fn, at: t))
                 return 1
             }),
             ("after", { [unowned self] call in
-                let d = try self.duration(call, 1)
-                call.push(self.scheduleCall(try call.function(2), at: self.run.clock.now + max(d, 0)))
+                let t = self.run.clock.now + max(try self.duration(call, 1), 0)
+                let fn = try call.function(2)
+                self.warnIfAfterTheEnd("schedule.after", t)
+                call.push(self.scheduleCall(fn, at: t))
                 return 1
             }),
             ("every", { [unowned self] call in

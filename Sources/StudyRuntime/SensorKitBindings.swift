@@ -197,21 +197,33 @@ extension Bindings {
                      "kind": .string(d.kind.rawValue)])
     }
 
+    /// The participant's device a request's `device` table names: the one whose fields equal
+    /// every field the table gives (a table from `reader:devices()` gives them all; `{ kind =
+    /// "watch" }` is allowed). A table no device matches stands for a device the participant
+    /// does not own (its fetch is empty). Throws when the table names no field, or when it
+    /// matches several devices (two watches of one model after a watchOS update): a fetch
+    /// must never read one device for another.
     func device(from value: LuaValue) throws -> SRDevice {
         guard let t = value.tableValue else { throw LuaScriptError("request.device must be a device table from reader:devices()") }
-        let devices = run.source.devices(participant: run.setup.id)
-        let productType = t["productType"]?.stringValue, kind = t["kind"]?.stringValue, model = t["model"]?.stringValue
-        guard productType != nil || kind != nil || model != nil else {
+        let fields: [(name: String, of: (SRDevice) -> String)] = [
+            ("kind", { $0.kind.rawValue }), ("model", \.model), ("productType", \.productType),
+            ("systemName", \.systemName), ("systemVersion", \.systemVersion), ("name", \.name),
+        ]
+        let given = fields.compactMap { f in t[f.name]?.stringValue.map { (f, $0) } }
+        guard given.contains(where: { ["kind", "model", "productType"].contains($0.0.name) }) else {
             // An empty table would match any device (and silently mean the phone).
             throw LuaScriptError("request.device names no device (no productType, kind or model): pass a device from reader:devices()")
         }
-        if let match = devices.first(where: { d in
-            (productType == nil || d.productType == productType) && (kind == nil || d.kind.rawValue == kind)
-                && (model == nil || d.model == model)
-        }) { return match }
-        return SRDevice(name: t["name"]?.stringValue ?? "", model: model ?? "", systemName: t["systemName"]?.stringValue ?? "",
-                        systemVersion: t["systemVersion"]?.stringValue ?? "", productType: productType ?? "",
-                        kind: DeviceKind(rawValue: kind ?? "phone") ?? .phone)
+        let matches = run.source.devices(participant: run.setup.id).filter { d in given.allSatisfy { $0.0.of(d) == $0.1 } }
+        if matches.count > 1 {
+            let named = given.map { "\($0.0.name) = \"\($0.1)\"" }.joined(separator: ", ")
+            let which = matches.map { "\($0.model) \($0.productType) \($0.systemName) \($0.systemVersion) '\($0.name)'" }.joined(separator: "; ")
+            throw LuaScriptError("request.device { \(named) } matches \(matches.count) devices of this participant (\(which)): pass one of reader:devices() itself")
+        }
+        if let match = matches.first { return match }
+        let text = { (name: String) in t[name]?.stringValue ?? "" }
+        return SRDevice(name: text("name"), model: text("model"), systemName: text("systemName"), systemVersion: text("systemVersion"),
+                        productType: text("productType"), kind: DeviceKind(rawValue: t["kind"]?.stringValue ?? "phone") ?? .phone)
     }
 
     /// A fetch request table: `{ from = wall seconds, to = wall seconds, device = device }`
@@ -236,6 +248,7 @@ extension Bindings {
         func number(_ k: String) throws -> Double? {
             guard let v = t[k], !v.isNil else { return nil }
             guard let d = v.doubleValue else { throw LuaScriptError("fetch request field '\(k)' must be a number (seconds), got \(v.typeName)") }
+            guard !d.isNaN else { throw LuaScriptError("fetch request field '\(k)' is nan, not a time (an arithmetic result with no value, such as 0/0)") }
             return d
         }
         if let f = try number("from") { r.from = clock.fromUnixTime(f) }

@@ -174,7 +174,7 @@ extension Scenario {
             participantCount = Int(try Scenario.number(v, InputLimits.participants, path: "participants", fail))
         case .table(let list)?:
             guard let items = list.arrayValue else { throw fail("participants", "expected a list of participant tables") }
-            guard !items.isEmpty else { throw fail("participants", "an empty list; list at least one participant, or give a number (1 to 1000)") }
+            guard !items.isEmpty else { throw fail("participants", "an empty list; list at least one participant, or give a number (\(InputLimits.participants.allowed))") }
             guard items.count <= Int(InputLimits.participants.high) else { throw fail("participants", "\(items.count) participants; at most \(Int(InputLimits.participants.high))") }
             for (i, item) in items.enumerated() {
                 let path = "participants[\(i + 1)]"

@@ -70,6 +70,28 @@ final class ManifestTests: XCTestCase {
         XCTAssertEqual(d[0].suggestion, "on-wrist")
     }
 
+    /// `accelerometer = {…}` gives rotationRate its detail too (one key, `SRSensorUsageMotion`):
+    /// with only the accelerometer entitled, that is no error and rotationRate is not in use;
+    /// rotationRate named on its own without its entitlement is one; a group key with no
+    /// sensor of its group entitled is one, said once.
+    func testASharedUsageKeyAsksEntitlementsOnlyOfTheSensorsMeant() {
+        let detail = DeclaredValue.table([DeclaredEntry("detail", .string("Measures movement."))])
+        let one = sketch(entitlements: ["motion-accelerometer"], sensors: [DeclaredEntry("accelerometer", detail)])
+        XCTAssertEqual(one.validate(), [])
+        XCTAssertEqual(one.resolved().sensorsInUse, [.accelerometer])
+        XCTAssertNotNil(one.resolved().usageDetails[.rotationRate], "the detail covers the group")
+        let named = sketch(entitlements: ["motion-accelerometer"], sensors: [DeclaredEntry("accelerometer", detail), DeclaredEntry("rotationRate", detail)])
+        XCTAssertEqual(codes(named.validate()), ["missing-entitlement"])
+        XCTAssertEqual(named.validate().first?.sensor, .rotationRate)
+        XCTAssertEqual(named.resolved().sensorsInUse, [.accelerometer, .rotationRate])
+        let byKey = sketch(entitlements: ["motion-rotation-rate"], sensors: [DeclaredEntry("SRSensorUsageMotion", detail)])
+        XCTAssertEqual(byKey.validate(), [])
+        XCTAssertEqual(byKey.resolved().sensorsInUse, [.rotationRate])
+        let none = sketch(entitlements: ["ambient-light-sensor"], sensors: [DeclaredEntry("SRSensorUsageMotion", detail)])
+        XCTAssertEqual(codes(none.validate()).filter { $0 == "missing-entitlement" }.count, 1)
+        XCTAssertEqual(none.resolved().sensorsInUse, [.accelerometer, .rotationRate], "none entitled: the study meets invalidEntitlement")
+    }
+
     func testEntitledWithoutUsageDetail() {
         let m = sketch(entitlements: ["ambient-light-sensor", "on-wrist", "visits"])
         let d = m.validate()

@@ -58,6 +58,60 @@ extension SensoriumCLITests {
         assertContains(check.stdout, example)
     }
 
+    /// A folder is a protocol run with its scenario, whether or not it declares study{}; a
+    /// file is one when it calls `study`, also for its value; a field named study is not.
+    func testAFolderAndAStudyDeclaredForItsValueRunAsProtocols() throws {
+        try write("bare/protocol.lua", "print(sensorkit.participant(), time.format(time.studyStart()))\n")
+        try write("bare/scenario.lua", "return { days = 1, timezone = 'America/Los_Angeles', start = '2026-03-02', participants = { { id = 'Z1' } } }\n")
+        let bare = try sensorium(["run", "bare"])
+        XCTAssertEqual(bare.status, 0, bare.stderr)
+        assertContains(bare.stdout, "Z1\t2026-03-02 00:00")
+        try write("valued.lua", #"""
+            local readers = study { id = "v", title = "V", usage = "U.", privacy_policy = "https://example.org/p",
+                                    entitlements = { "pedometer" }, sensors = { pedometerData = { detail = "Steps." } } }
+            print(type(readers.pedometerData))
+            """#)
+        let valued = try sensorium(["run", "valued.lua", "--participants", "1"])
+        XCTAssertEqual(valued.status, 0, valued.stderr)
+        XCTAssertEqual(valued.stdout.split(separator: "\n").first, "userdata")
+        let valuedAlone = try sensorium(["run", "valued.lua"])
+        XCTAssertEqual(valuedAlone.status, 0, valuedAlone.stderr)
+        assertContains(valuedAlone.stdout, "userdata")
+        try write("field.lua", "local t = { study = function(x) return x end }\nprint(t.study { 7 }[1])\n")
+        let field = try sensorium(["run", "field.lua"])
+        XCTAssertEqual(field.status, 0, field.stderr)
+        XCTAssertEqual(field.stdout, "7\n")
+    }
+
+    /// Events after the study's end never run, at a prompt as in a run: the prompt's clock
+    /// may pass the end, the schedules stop there, and a one-off asked for after it says so.
+    func testAPromptRunsNoScheduleAfterTheStudysEnd() throws {
+        let session = """
+            schedule.at(time.studyEnd() + hours(1), function(now) print("late", time.format(now)) end)
+            schedule.daily("09:00", function(now) print("daily", time.format(now)) end)
+            :advance 5d
+            """ + "\n"
+        let repl = try sensorium(["repl", "--days", "2", "--participants", "1"], input: session)
+        XCTAssertEqual(repl.status, 0, repl.stderr)
+        XCTAssertEqual(repl.stdout.split(separator: "\n").filter { $0.hasPrefix("daily") || $0.hasPrefix("late") }.count, 2, repl.stdout)
+        assertContains(repl.stdout, "note: this passed the study's end")
+        assertContains(repl.stdout, "warn: schedule.at: 2026-03-04 01:00 is after the study's end (2026-03-04 00:00): the call never runs")
+    }
+
+    /// README's Slurm cohort, 10,000 participants in 50 shards: a shard of it runs (the
+    /// flag's range allows it), with its 200 participants.
+    func testTheReadmesTenThousandParticipantCohortRunsAShard() throws {
+        let readme = try String(contentsOf: ExportFixtures.root.appendingPathComponent("README.md"), encoding: .utf8)
+        assertContains(readme, "shards/ result/ --participants 10000 -- ")
+        let path = ExportFixtures.root.appendingPathComponent("protocols/data_quality").path
+        let shard = try sensorium(["run", path, "--participants", "10000", "--shard", "50/50", "--out", "shard-50", "--days", "1", "--quiet"], timeout: 300)
+        XCTAssertEqual(shard.status, 0, shard.stderr)
+        let consent = try String(contentsOf: folder.appendingPathComponent("shard-50/consent.csv"), encoding: .utf8)
+        let people = Set(consent.split(separator: "\n").dropFirst().map { $0.split(separator: ",")[0] })
+        XCTAssertEqual(people.count, 200)
+        XCTAssertTrue(people.contains("P10000"), "\(people.sorted().suffix(3))")
+    }
+
     func testAPlainScriptThatTouchesSensorkitSaysItNeedsAStudy() throws {
         try write("plain.lua", "print('before')\nlocal r = sensorkit.reader 'ambientLightSensor'\n")
         let run = try sensorium(["run", "plain.lua"])

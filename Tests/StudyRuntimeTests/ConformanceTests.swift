@@ -963,6 +963,8 @@ final class ConformanceTests: XCTestCase {
           T.log("unknown field", ok, (tostring(e):gsub("^.*protocol.lua", "protocol.lua")))
           local ok2, e2 = pcall(function() return light:samples { from = "yesterday", to = now } end)
           T.log("bad type", ok2, (tostring(e2):gsub("^.*protocol.lua", "protocol.lua")))
+          local ok3, e3 = pcall(function() return light:samples { from = 0/0, to = now } end)
+          T.log("nan", ok3, (tostring(e3):gsub("^.*protocol.lua", "protocol.lua")))
         end)
         """#)
         XCTAssertEqual(o.lines.filter { !$0.hasPrefix("light complete ok") }, [
@@ -974,6 +976,7 @@ final class ConformanceTests: XCTestCase {
             "samples false 3 fetchRequestInvalid",
             "unknown field false protocol.lua:28: fetch request has no field 'form' (fields: from, to, device, fromAbsolute, toAbsolute)",
             "bad type false protocol.lua:30: fetch request field 'from' must be a number (seconds), got string",
+            "nan false protocol.lua:32: fetch request field 'from' is nan, not a time (an arithmetic result with no value, such as 0/0)",
             "light fetchFailed no to 3",
             "light fetchFailed no from 3",
             "light fetchFailed nothing 3",

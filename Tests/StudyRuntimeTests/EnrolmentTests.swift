@@ -101,4 +101,34 @@ final class EnrolmentTests: XCTestCase {
         XCTAssertEqual(o.logLines.count, 1)
         XCTAssertTrue(o.logLines[0].hasPrefix("[P1 2026-03-02 00:00] warn: enrolment: SRErrorDomain 8197"), o.logLines[0])
     }
+
+    /// accelerometer and rotationRate share one usage-detail key (`SRSensorUsageMotion`):
+    /// a study that names and entitles only the accelerometer enrols the accelerometer, not
+    /// its group's other sensor; naming a group member without its entitlement still fails
+    /// as a phone fails, and so does a group key none of whose sensors is entitled.
+    func testASharedUsageKeyEnrolsTheSensorsTheStudyMeans() throws {
+        let h = try ProtocolHarness()
+        func study(_ entitlements: String, _ sensors: String) -> String {
+            #"study { id = "m", title = "M", usage = "U.", privacy_policy = "https://example.org/p", entitlements = { "# + entitlements
+                + " }, sensors = { " + sensors + #" } }"# + "\nlocal T = require \"t\"\n" + #"""
+            schedule.at("2026-03-03 12:00", function(now)
+              local names = {}
+              for name in pairs(sensors) do names[#names + 1] = name end
+              table.sort(names)
+              local ok, set = pcall(sensors.accelerometer.samples, sensors.accelerometer, { from = now - hours(30), to = now - hours(29) })
+              T.log(table.concat(names, ","), sensorkit.status("accelerometer"), sensorkit.status("rotationRate"), ok and set:count() > 0)
+            end)
+            """#
+        }
+        let one = try h.run(study(#""motion-accelerometer""#, #"accelerometer = { detail = "Movement." }"#))
+        XCTAssertEqual(one.lines, ["accelerometer authorized notDetermined true"], "only the accelerometer asked for and recorded")
+        XCTAssertEqual(one.logLines, [])
+        let byKey = try h.run(study(#""motion-accelerometer""#, #"SRSensorUsageMotion = { detail = "Movement." }"#))
+        XCTAssertEqual(byKey.lines, ["accelerometer authorized notDetermined true"])
+        XCTAssertEqual(byKey.logLines, [])
+        let both = try h.run(study(#""motion-accelerometer""#, #"accelerometer = { detail = "Movement." }, rotationRate = { detail = "Turning." }"#))
+        XCTAssertEqual(both.lines, ["accelerometer,rotationRate notDetermined notDetermined false"], "rotationRate named without its entitlement: the sheet fails")
+        XCTAssertEqual(both.logLines.count, 1)
+        XCTAssertTrue(both.logLines.first?.contains("invalidEntitlement: no SensorKit entitlement for rotationRate") == true, "\(both.logLines)")
+    }
 }
