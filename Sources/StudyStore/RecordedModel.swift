@@ -133,9 +133,10 @@ public struct ImportStats: Sendable, Hashable {
         lines.append(head)
         lines.append("duplicates dropped: \(duplicatesDropped) (\(duplicatesInInput) exact duplicates in the input, \(duplicatesAlreadyStored) already stored)")
         if rowsRefused > 0 { lines.append("rows refused (not stored): \(rowsRefused)") }
-        let width = byStream.keys.map { $0.sensor.rawValue.count + 1 + $0.device.count }.max() ?? 0
+        // A device's product type comes from the input: quoted as an excerpt.
+        let width = byStream.keys.map { $0.sensor.rawValue.count + 1 + ImportError.excerpt($0.device).count }.max() ?? 0
         for (label, c) in byStream.sorted(by: { $0.key < $1.key }) {
-            let name = "\(label.sensor.rawValue) \(label.device)".padding(toLength: width, withPad: " ", startingAt: 0)
+            let name = "\(label.sensor.rawValue) \(ImportError.excerpt(label.device))".padding(toLength: width, withPad: " ", startingAt: 0)
             var line = "  \(name)  \(c.rowsRead) read, \(c.rowsStored) stored, duplicates: \(c.duplicatesInInput) in the input, \(c.duplicatesAlreadyStored) already stored"
             let refused = c.refused.values.reduce(0, +)
             if refused > 0 {
@@ -167,6 +168,18 @@ public struct ImportError: Error, Sendable, CustomStringConvertible {
         self.jsonPath = jsonPath.map(ImportError.printable)
         self.field = field.map(ImportError.printable)
         self.message = ImportError.printable(message)
+    }
+
+    /// How many characters of input text a message quotes at most (`excerpt`).
+    package static let excerptLimit = 100
+
+    /// `text` (input quoted by a message: a field, a value, a device's name) as a message
+    /// quotes it: whole when it has at most `limit` characters; else its first `limit`
+    /// characters, then "… (N bytes)" giving the whole text's UTF-8 length. Every message
+    /// that quotes input goes through it, so that no message is megabytes long.
+    package static func excerpt(_ text: String, limit: Int = excerptLimit) -> String {
+        guard text.utf8.count > limit, text.count > limit else { return text }
+        return String(text.prefix(limit)) + "… (\(text.utf8.count) bytes)"
     }
 
     /// `text` with its control characters (C0, DEL, C1: bytes of a binary file read as text)

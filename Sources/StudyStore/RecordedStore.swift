@@ -503,7 +503,8 @@ public final class ImportSession {
             let reason = "a \(device.kind.rawValue) does not record \(sensor.rawValue) (SensorKit: \(kinds) only)"
             refusedStreams[id] = reason
             labels[id] = ImportStats.StreamLabel(sensor: sensor, device: device)
-            stats.warn("participant '\(participant)': \(sensor.rawValue) rows from the \(device.kind.rawValue) '\(device.name)' (\(device.productType)) refused: \(reason)")
+            stats.warn("participant '\(participant)': \(sensor.rawValue) rows from the \(device.kind.rawValue) '\(ImportError.excerpt(device.name))' "
+                       + "(\(ImportError.excerpt(device.productType))) refused: \(reason)")
             let b = StreamBuffer(streamID: id, sensor: sensor)
             buffers[key] = b
             bufferOrder.append(key)
