@@ -148,6 +148,28 @@ public enum MDHFormat {
         var timedByItem: Bool
     }
 
+    /// The kind of device a file's `device` object describes by its own fields (a watch when
+    /// its model, systemName or productType says watch or watchOS; a phone when they say
+    /// iPhone or iOS); nil when they say neither, or both.
+    static func describedKind(_ o: [String: FieldValue]) -> DeviceKind? {
+        let words = ["model", "systemName", "productType"].compactMap { o[$0]?.stringValue?.lowercased() }
+        let watch = words.contains { $0.contains("watch") }
+        let phone = words.contains { $0.contains("iphone") || $0 == "ios" }
+        return watch == phone ? nil : (watch ? .watch : .phone)
+    }
+
+    /// A warning when the `device` object of the file of `job` describes another kind of
+    /// device than its device-type folder (`iPhone/`, `AppleWatch/`) says: the folder decides
+    /// what it is stored as (the export's tree is how MyDataHelps sorts devices), and the
+    /// disagreement is named. Nil when they agree or the object does not say.
+    static func kindMismatch(_ v: FieldValue, job: FileJob) -> String? {
+        guard let o = v.objectValue, let described = describedKind(o), described != job.kind else { return nil }
+        let fields = ["model", "systemName", "productType"].compactMap { k in o[k]?.stringValue.map { "\(k) '\(ImportError.excerpt($0))'" } }
+        let folder = URL(fileURLWithPath: job.path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+        return "\(job.path): the device object describes a \(described.rawValue) (\(fields.joined(separator: ", "))), but the file is in the "
+            + "device-type folder '\(folder)' (a \(job.kind.rawValue)): stored as the folder says, a \(job.kind.rawValue) with the object's fields"
+    }
+
     static func deviceFrom(_ v: FieldValue, job: FileJob, reader: JSONReader) throws -> SRDevice {
         guard let o = v.objectValue else { throw reader.error("expected the device as an object (systemVersion, systemName, model, name)") }
         func s(_ k: String) -> String? { o[k]?.stringValue }

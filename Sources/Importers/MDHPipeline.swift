@@ -123,7 +123,9 @@ enum MDHPipeline {
             try reader.object { key in
                 switch key {
                 case "device":
-                    device = try MDHFormat.deviceFrom(try reader.value(), job: job, reader: reader)
+                    let v = try reader.value()
+                    device = try MDHFormat.deviceFrom(v, job: job, reader: reader)
+                    if let w = MDHFormat.kindMismatch(v, job: job), !warnings.contains(w) { warnings.append(w) }
                 case "samples":
                     // The second reader stops before the window can move.
                     defer { dropSpeculation() }
