@@ -43,4 +43,18 @@ final class ImportSummaryTests: XCTestCase {
         let devices = try XCTUnwrap(RecordedStudy(store: store).participant("P1")).devices
         XCTAssertEqual(devices.filter { $0.productType == "Watch6,14" }.map(\.kind).sorted { $0.rawValue < $1.rawValue }, [.phone, .watch])
     }
+
+    /// The summary counts each participant's devices apart: two participants' phones of one
+    /// product type are two lines, not one line adding them up.
+    func testSummaryCountsEachParticipantApart() throws {
+        let dir = try recordedTempDir(self)
+        let root = dir.appendingPathComponent("RK.1.P_1-2")
+        try mdhLight(root, folder: "iPhone", participant: "P1", deviceID: "p1", device: Self.phone, rows: 3)
+        try mdhLight(root, folder: "iPhone", participant: "P2", deviceID: "p2", device: Self.phone, rows: 5)
+        let (stats, _) = try importing(.mdhJSON, root, into: dir)
+        let report = stats.report()
+        XCTAssertTrue(report.contains("\n  P1  ambientLightSensor phone iPhone15,2  3 read, 3 stored, duplicates: 0 in the input, 0 already stored\n"), report)
+        XCTAssertTrue(report.contains("\n  P2  ambientLightSensor phone iPhone15,2  5 read, 5 stored, duplicates: 0 in the input, 0 already stored\n"), report)
+        XCTAssertEqual(stats.bySensor[.ambientLightSensor]?.rowsRead, 8)
+    }
 }
