@@ -57,4 +57,33 @@ final class ImportSummaryTests: XCTestCase {
         XCTAssertTrue(report.contains("\n  P2  ambientLightSensor phone iPhone15,2  5 read, 5 stored, duplicates: 0 in the input, 0 already stored\n"), report)
         XCTAssertEqual(stats.bySensor[.ambientLightSensor]?.rowsRead, 8)
     }
+
+    /// Every file under a MyHeartCounts tree that is not read is named, with why: a file in
+    /// the users folder or beside it, and a file in a subfolder of liveHealthSamples/ (not a
+    /// HealthKit upload); a HealthKit upload is named as one.
+    func testMyHeartCountsFilesNotReadAreNamedWithWhy() throws {
+        let dir = try recordedTempDir(self)
+        let root = dir.appendingPathComponent("tree")
+        try writeFile(root, "users/u1/SensorKit/\(Sensor.heartRate.identifier)/A.csv",
+                      "timestamp,value,confidence,device\n\(Self.t0),60,3,\"model=Watch; name=W; systemName=watchOS; systemVersion=10; productType=Watch7,2\"\n")
+        try writeFile(root, "users/notes.csv", "timestamp,value\n")
+        try writeFile(root, "README.txt", "about the export\n")
+        try writeFile(root, "users/u1/liveHealthSamples/batch1/notes.json", "[]")
+        try writeFile(root, "users/u1/liveHealthSamples/HKQuantityTypeIdentifierStepCount_1.json", "[]")
+        try writeFile(root, "users/u1/liveHealthSamples/export_1.json", "[]")
+        let (stats, _) = try importing(.mhc, root, into: dir)
+        XCTAssertEqual(stats.rowsRead, 1)
+        let p = root.path
+        XCTAssertEqual(stats.notRead[p + "/users/notes.csv"], "a file where a user's folder (users/<uid>/) was expected")
+        XCTAssertEqual(stats.notRead[p + "/README.txt"], "beside the users folder (MyHeartCounts uploads are under users/<uid>/)")
+        XCTAssertEqual(stats.notRead[p + "/users/u1/liveHealthSamples/batch1/notes.json"],
+                       "in a subfolder of liveHealthSamples/, where MyHeartCounts writes no uploads, and not named as a MyHeartCounts SensorKit upload "
+                       + "(<sensor id>_<UUID>.json.zstd, such as com.apple.SensorKit.onWristState_…): 'notes.json' is not a SensorKit sensor id")
+        XCTAssertEqual(stats.notRead[p + "/users/u1/liveHealthSamples/HKQuantityTypeIdentifierStepCount_1.json"],
+                       "not SensorKit data (a HealthKit sample upload: 'HKQuantityTypeIdentifierStepCount')")
+        XCTAssertEqual(stats.notRead[p + "/users/u1/liveHealthSamples/export_1.json"],
+                       "not named as a MyHeartCounts SensorKit upload (<sensor id>_<UUID>.json.zstd, such as com.apple.SensorKit.onWristState_…): "
+                       + "'export' is not a SensorKit sensor id")
+        XCTAssertEqual(stats.notRead.count, 5, "\(stats.notRead)")
+    }
 }
