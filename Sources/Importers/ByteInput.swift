@@ -315,6 +315,50 @@ enum LeadingBytes: Equatable {
         return i
     }
 
+    /// The offset of the first byte of `b` that is not UTF-8 text, or nil when there is none.
+    /// Overlong forms, surrogates and values past U+10FFFF are not UTF-8. `controls`: control
+    /// bytes other than tab, line feed and carriage return are not text either. `cutIsText`: a
+    /// sequence cut short by the end of `b` is text that continues (else it is not text).
+    /// Printable ASCII is passed eight bytes at a time (`plainASCIIPrefix`): most text is all of it.
+    static func firstNotText(_ b: UnsafeBufferPointer<UInt8>, controls: Bool, cutIsText: Bool) -> Int? {
+        var i = plainASCIIPrefix(b)
+        while i < b.count {
+            let c = b[i]
+            if c < 0x80 {
+                if controls, (c < 0x20 && c != 0x09 && c != 0x0A && c != 0x0D) || c == 0x7F { return i }
+                i += 1
+                continue
+            }
+            // A UTF-8 sequence: its length by its lead byte, then continuation bytes.
+            let length: Int, low: UInt8, high: UInt8
+            switch c {
+            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
+            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
+            case 0xE1...0xEC, 0xEE...0xEF: (length, low, high) = (3, 0x80, 0xBF)
+            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
+            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
+            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
+            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
+            default: return i
+            }
+            for k in 1..<length {
+                guard i + k < b.count else { return cutIsText ? nil : i }
+                let d = b[i + k]
+                guard k == 1 ? (d >= low && d <= high) : (d >= 0x80 && d <= 0xBF) else { return i }
+            }
+            i += length
+        }
+        return nil
+    }
+
+    /// Why the text `b` (a string of the input, a field) is not UTF-8, in the words the
+    /// importers use for a file that is not text: "not UTF-8 text (byte 0xFF at byte 2 of
+    /// it)"; nil when it is UTF-8. Control bytes are not looked at here.
+    static func notUTF8(_ b: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let at = firstNotText(b, controls: false, cutIsText: false) else { return nil }
+        return "not UTF-8 text (byte \(String(format: "0x%02X", b[at])) at byte \(at + 1) of it)"
+    }
+
     /// How many leading bytes a reader classifies (`ByteWindow.leadingBytes`).
     static let sampleBytes = 4096
 
@@ -338,39 +382,8 @@ enum LeadingBytes: Equatable {
             return
         }
         let b = Array(bytes)
-        // Printable ASCII, tab, line feed and carriage return, eight bytes at a time (most
-        // text is all of it): the checks below start at the first other byte.
-        var i = b.withUnsafeBufferPointer { LeadingBytes.plainASCIIPrefix($0) }
-        while i < b.count {
-            let c = b[i]
-            if c < 0x80 {
-                if (c < 0x20 && c != 0x09 && c != 0x0A && c != 0x0D) || c == 0x7F { self = .binary(offset: i); return }
-                i += 1
-                continue
-            }
-            // A UTF-8 sequence: its length by its lead byte, then continuation bytes
-            // (overlong forms, surrogates and values past U+10FFFF are not UTF-8).
-            let length: Int, low: UInt8, high: UInt8
-            switch c {
-            case 0xC2...0xDF: (length, low, high) = (2, 0x80, 0xBF)
-            case 0xE0: (length, low, high) = (3, 0xA0, 0xBF)
-            case 0xE1...0xEC, 0xEE...0xEF: (length, low, high) = (3, 0x80, 0xBF)
-            case 0xED: (length, low, high) = (3, 0x80, 0x9F)
-            case 0xF0: (length, low, high) = (4, 0x90, 0xBF)
-            case 0xF1...0xF3: (length, low, high) = (4, 0x80, 0xBF)
-            case 0xF4: (length, low, high) = (4, 0x80, 0x8F)
-            default: self = .binary(offset: i); return
-            }
-            for k in 1..<length {
-                guard i + k < b.count else {
-                    if complete { self = .binary(offset: i) } else { self = .text }
-                    return
-                }
-                let d = b[i + k]
-                guard k == 1 ? (d >= low && d <= high) : (d >= 0x80 && d <= 0xBF) else { self = .binary(offset: i); return }
-            }
-            i += length
-        }
+        let offset = b.withUnsafeBufferPointer { LeadingBytes.firstNotText($0, controls: true, cutIsText: !complete) }
+        if let offset { self = .binary(offset: offset); return }
         self = .text
     }
 

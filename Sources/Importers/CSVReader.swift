@@ -494,6 +494,19 @@ final class CSVReader {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The field as a message quotes it (`ImportError.excerpt` of `string(i)`).
+    func quoted(_ i: Int) -> String { ImportError.excerpt(string(i)) }
+
+    /// The field as text, checked to be UTF-8: a field that is not is an error naming the
+    /// file, line and column (`string(i)` would put U+FFFD in its place). Only a field holding
+    /// a byte ≥ 0x80 is looked at byte by byte. `column`: the column's name for the error.
+    func text(_ i: Int, column: String? = nil) throws -> String {
+        if let problem = LeadingBytes.notUTF8(bytes(i)) {
+            throw ImportError(file: path, line: line, field: column, "the field is \(problem): expected UTF-8 text")
+        }
+        return string(i)
+    }
+
     /// The raw bytes of field i.
     @inline(__always) func bytes(_ i: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: window.base + fieldStart[i], count: fieldEnd[i] - fieldStart[i])

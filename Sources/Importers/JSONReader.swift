@@ -29,7 +29,7 @@ final class JSONReader {
         var s = "$"
         for p in pathParts {
             switch p {
-            case .key(let k): s += k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) ? ".\(k)" : "[\"\(k)\"]"
+            case .key(let k): s += k.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) ? ".\(ImportError.excerpt(k))" : "[\"\(ImportError.excerpt(k))\"]"
             case .index(let i): s += "[\(i)]"
             }
         }
@@ -188,27 +188,34 @@ final class JSONReader {
         try scratch.withUnsafeBufferPointer { b in
             if isInt, let i = NumberParser.int(b), !(b.first != UInt8(ascii: "-") && i < 0) { return .int(i) }
             guard let d = NumberParser.double(b) else {
-                throw error("expected a number, found '\(String(decoding: b, as: UTF8.self))'")
+                throw error("expected a number, found '\(ImportError.excerpt(String(decoding: b, as: UTF8.self)))'")
             }
             return .double(d)
         }
     }
 
+    /// A string's text. Throws when it is not UTF-8 (its bytes, or a lone UTF-16 surrogate
+    /// escape), naming the line and the JSON path: text is never replaced in silence.
     func string() throws -> String {
         try expect(UInt8(ascii: "\""), "'\"' (a string)")
-        // Fast path: no escapes, all in the window.
+        // Fast path: no escapes, all in the window. Only a string holding a byte ≥ 0x80 is
+        // checked for UTF-8 (`bytesOr`: every byte or'ed together).
         while true {
             let p = window.base
             var i = window.start
             let end = window.end
+            var bytesOr: UInt8 = 0
             while i < end {
                 let c = p[i]
                 if c == UInt8(ascii: "\"") {
-                    let s = String(decoding: UnsafeBufferPointer(start: p + window.start, count: i - window.start), as: UTF8.self)
+                    let text = UnsafeBufferPointer(start: p + window.start, count: i - window.start)
+                    if bytesOr >= 0x80 { try checkUTF8(text, controls: text.contains(where: Self.isControl)) }
+                    let s = String(decoding: text, as: UTF8.self)
                     window.start = i + 1
                     return s
                 }
                 if c == UInt8(ascii: "\\") || c == UInt8(ascii: "\n") { break }
+                bytesOr |= c
                 i += 1
             }
             if i < end { break }
@@ -216,11 +223,14 @@ final class JSONReader {
         }
         // Slow path with escapes.
         scratch.removeAll(keepingCapacity: true)
+        var controls = false
         while true {
             guard let c = try peekRaw() else { throw error("a string is not closed: expected '\"' before the end of the file") }
             advance()
             switch c {
-            case UInt8(ascii: "\""): return String(decoding: scratch, as: UTF8.self)
+            case UInt8(ascii: "\""):
+                try scratch.withUnsafeBufferPointer { try checkUTF8($0, controls: controls) }
+                return String(decoding: scratch, as: UTF8.self)
             case UInt8(ascii: "\n"): throw error("a string runs past the end of the line: expected '\"'")
             case UInt8(ascii: "\\"):
                 guard let e = try peekRaw() else { throw error("a string is not closed") }
@@ -235,17 +245,46 @@ final class JSONReader {
                 case UInt8(ascii: "u"):
                     var code = try hex4()
                     if code >= 0xD800 && code < 0xDC00 {
-                        try literal("\\u")
+                        // A high surrogate: a low one, \uDC00–\uDFFF, must follow.
+                        let high = code
+                        guard try peekRaw() == UInt8(ascii: "\\") else { throw loneSurrogate(high) }
+                        advance()
+                        guard try peekRaw() == UInt8(ascii: "u") else { throw loneSurrogate(high) }
+                        advance()
                         let low = try hex4()
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        guard low >= 0xDC00 && low < 0xE000 else { throw loneSurrogate(high) }
+                        code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
+                    guard let scalar = Unicode.Scalar(code) else { throw loneSurrogate(code) }
                     scratch.append(contentsOf: Array(String(Character(scalar)).utf8))
                 default: throw error("unknown escape '\\\(Character(Unicode.Scalar(e)))' in a string")
                 }
-            default: scratch.append(c)
+            default:
+                controls = controls || Self.isControl(c)
+                scratch.append(c)
             }
         }
+    }
+
+    /// A control byte written as itself (not escaped) in a string: a binary file's, not text's.
+    private static func isControl(_ c: UInt8) -> Bool { (c < 0x20 && c != 0x09) || c == 0x7F }
+
+    /// Throws when `text` is not UTF-8: "a string is not UTF-8 text (byte 0xFF at byte 2 of
+    /// it)", naming the line and the JSON path (the string's bytes are not printed). A string
+    /// that held control bytes as themselves too (`controls`), in a file whose first bytes are
+    /// not text, is a binary file's bytes: then the error says what the file is (`error`).
+    private func checkUTF8(_ text: UnsafeBufferPointer<UInt8>, controls: Bool) throws {
+        guard let problem = LeadingBytes.notUTF8(text) else { return }
+        if window.contentProblem != nil, controls {
+            throw error("a string is \(problem)")
+        }
+        throw ImportError(file: file, line: line, jsonPath: path, "a string is \(problem): expected UTF-8 text")
+    }
+
+    /// The error for a UTF-16 surrogate escape without its pair (`\uD800` not followed by a
+    /// `\uDC00`–`\uDFFF`, or a low one alone): it stands for no character.
+    private func loneSurrogate(_ code: UInt32) -> ImportError {
+        error("a lone UTF-16 surrogate escape \\u\(String(code, radix: 16, uppercase: true)) in a string is not valid: expected a \\uD800–\\uDBFF escape followed by a \\uDC00–\\uDFFF one (a pair), or another character")
     }
 
     private func hex4() throws -> UInt32 {
@@ -300,6 +339,13 @@ enum JSONWriter {
         if d.isInfinite { return d > 0 ? "Infinity" : "-Infinity" }
         let t = "\(d)"
         return t
+    }
+
+    /// `v` as JSON text, as a message quotes it (`ImportError.excerpt`).
+    static func excerpt(_ v: FieldValue) -> String {
+        var s = ""
+        write(v, into: &s)
+        return ImportError.excerpt(s)
     }
 
     /// Appends `t` as a JSON string literal (`JSONText.string`).

@@ -130,6 +130,7 @@ public enum MDHFormat {
             for (k, n) in notes.missing { missing[k, default: 0] += n }
             if let unit = notes.timestampUnit { session.stats.forms["MyDataHelps item timestamps in \(unit.rawValue) since 1970", default: 0] += 1 }
             if notes.byteOrderMark { session.stats.forms[ByteWindow.byteOrderMarkForm, default: 0] += 1 }
+            for form in notes.forms { session.stats.forms[form, default: 0] += 1 }
         }
         for (k, n) in missing.sorted(by: { $0.key.label < $1.key.label }) {
             if k.timedByItem {
@@ -145,6 +146,28 @@ public enum MDHFormat {
     struct MissingField: Hashable, Sendable {
         var label: String
         var timedByItem: Bool
+    }
+
+    /// The kind of device a file's `device` object describes by its own fields (a watch when
+    /// its model, systemName or productType says watch or watchOS; a phone when they say
+    /// iPhone or iOS); nil when they say neither, or both.
+    static func describedKind(_ o: [String: FieldValue]) -> DeviceKind? {
+        let words = ["model", "systemName", "productType"].compactMap { o[$0]?.stringValue?.lowercased() }
+        let watch = words.contains { $0.contains("watch") }
+        let phone = words.contains { $0.contains("iphone") || $0 == "ios" }
+        return watch == phone ? nil : (watch ? .watch : .phone)
+    }
+
+    /// A warning when the `device` object of the file of `job` describes another kind of
+    /// device than its device-type folder (`iPhone/`, `AppleWatch/`) says: the folder decides
+    /// what it is stored as (the export's tree is how MyDataHelps sorts devices), and the
+    /// disagreement is named. Nil when they agree or the object does not say.
+    static func kindMismatch(_ v: FieldValue, job: FileJob) -> String? {
+        guard let o = v.objectValue, let described = describedKind(o), described != job.kind else { return nil }
+        let fields = ["model", "systemName", "productType"].compactMap { k in o[k]?.stringValue.map { "\(k) '\(ImportError.excerpt($0))'" } }
+        let folder = URL(fileURLWithPath: job.path).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+        return "\(job.path): the device object describes a \(described.rawValue) (\(fields.joined(separator: ", "))), but the file is in the "
+            + "device-type folder '\(folder)' (a \(job.kind.rawValue)): stored as the folder says, a \(job.kind.rawValue) with the object's fields"
     }
 
     static func deviceFrom(_ v: FieldValue, job: FileJob, reader: JSONReader) throws -> SRDevice {
@@ -181,12 +204,13 @@ struct SampleMapper {
     }
 
     /// Adds the rows of `item`; returns how many. Counts fields nobody understood in
-    /// `notUnderstood` and missing ones in `missing`; throws an `ImportError` naming `file`,
-    /// `line` and the JSON path of what was not as expected.
+    /// `notUnderstood` and missing ones in `missing`, and adds the forms met that the summary
+    /// names (`ImportForm`) to `forms`; throws an `ImportError` naming `file`, `line` and the
+    /// JSON path of what was not as expected.
     func add(_ item: FieldValue, path: String, file: String, line: Int, into b: StreamBuffer, notUnderstood: inout [String: Int],
-             missing: inout [MDHFormat.MissingField: Int]) throws -> Int {
+             missing: inout [MDHFormat.MissingField: Int], forms: inout Set<String>) throws -> Int {
         do {
-            return try addItem(item, path: path, file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
+            return try addItem(item, path: path, file: file, into: b, notUnderstood: &notUnderstood, missing: &missing, forms: &forms)
         } catch var e as ImportError {
             if e.line == nil { e.line = line }
             throw e
@@ -194,7 +218,7 @@ struct SampleMapper {
     }
 
     private func addItem(_ item: FieldValue, path: String, file: String, into b: StreamBuffer, notUnderstood: inout [String: Int],
-                         missing: inout [MDHFormat.MissingField: Int]) throws -> Int {
+                         missing: inout [MDHFormat.MissingField: Int], forms: inout Set<String>) throws -> Int {
         guard case .object(let pairs) = item else {
             throw ImportError(file: file, jsonPath: path, "expected a sample item as an object {\"timestamp\": …, \"sample\": …}")
         }
@@ -204,7 +228,7 @@ struct SampleMapper {
             switch k {
             case "timestamp": writeValue = v
             case "sample": sample = v
-            default: notUnderstood["\(sensor.rawValue) item: \(k)", default: 0] += 1
+            default: notUnderstood["\(sensor.rawValue) item: \(ImportError.excerpt(k))", default: 0] += 1
             }
         }
         guard let wv = writeValue else {
@@ -217,11 +241,13 @@ struct SampleMapper {
         switch sample {
         case .array(let elements):
             for (i, e) in elements.enumerated() {
-                try addElement(e, write: w, path: "\(path).sample[\(i)]", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
+                try addElement(e, write: w, path: "\(path).sample[\(i)]", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing,
+                               forms: &forms)
             }
             return elements.count
         default:
-            try addElement(sample, write: w, path: path + ".sample", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing)
+            try addElement(sample, write: w, path: path + ".sample", file: file, into: b, notUnderstood: &notUnderstood, missing: &missing,
+                           forms: &forms)
             return 1
         }
     }
@@ -238,12 +264,12 @@ struct SampleMapper {
     }
 
     private func addElement(_ e: FieldValue, write w: Double, path: String, file: String, into b: StreamBuffer,
-                            notUnderstood: inout [String: Int], missing: inout [MDHFormat.MissingField: Int]) throws {
+                            notUnderstood: inout [String: Int], missing: inout [MDHFormat.MissingField: Int], forms: inout Set<String>) throws {
         guard case .object(let o) = e else {
             throw ImportError(file: file, jsonPath: path, "expected a sample object with Apple's property names")
         }
         for (k, _) in o where !knownTop.contains(k) {
-            notUnderstood["\(sensor.rawValue) sample: \(k)", default: 0] += 1
+            notUnderstood["\(sensor.rawValue) sample: \(ImportError.excerpt(k))", default: 0] += 1
         }
         // The sample's own time; without one, the producers' rule for an optional time (heart
         // rate's `date`: SpeziSensorKit HeartRate.swift L26) is the fetch result's timestamp.
@@ -269,16 +295,13 @@ struct SampleMapper {
                 if !f.isOptional { missing[MDHFormat.MissingField(label: "\(sensor.rawValue) \(f.appleName)", timedByItem: false), default: 0] += 1 }
                 continue
             }
-            try append(v, to: c, field: f, file: file, path: path + "." + f.appleName)
+            try append(v, to: c, field: f, file: file, path: path + "." + f.appleName, forms: &forms)
         }
     }
 
-    private func append(_ v: FieldValue, to c: ColumnBuilder, field f: FieldSchema, file: String, path: String) throws {
+    private func append(_ v: FieldValue, to c: ColumnBuilder, field f: FieldSchema, file: String, path: String, forms: inout Set<String>) throws {
         func bad(_ expected: String) -> ImportError {
-            var s = ""
-            JSONWriter.write(v, into: &s)
-            if s.count > 40 { s = String(s.prefix(40)) + "…" }
-            return ImportError(file: file, jsonPath: path, field: f.name, "expected \(expected), found \(s)")
+            ImportError(file: file, jsonPath: path, field: f.name, "expected \(expected), found \(JSONWriter.excerpt(v))")
         }
         switch f.type {
         case .date:
@@ -298,7 +321,13 @@ struct SampleMapper {
                 return
             }
             if let s = v.stringValue, let raw = f.type.rawValue(forProducerName: s) { c.appendInt(raw); return }
-            throw bad("one of \(f.type.namedValues.map(\.name).joined(separator: ", ")) in any case, unknown<N> or a raw value (\(f.type.allowedRaw))")
+            // SpeziSensorKit's text for a raw value it has no name for: SensorKit's own value, named in the summary.
+            if let s = v.stringValue, let raw = FieldType.producerUnknownRaw(s) {
+                c.appendInt(raw)
+                forms.insert(ImportForm.unnamedRawValue(sensor, field: f.name, raw: raw))
+                return
+            }
+            throw bad("one of \(f.type.namedValues.map(\.name).joined(separator: ", ")) in any case, unknown<N> (N a whole number, 0 or more) or a raw value (\(f.type.allowedRaw))")
         case .optionSet:
             if let x = v.number {
                 guard let raw = Int64(exactly: x), f.type.accepts(raw: raw) else { throw bad(f.type.allowedRaw) }
@@ -348,7 +377,7 @@ struct SampleMapper {
             return t
         case .string(let s):
             guard let t = ISODate.parse(s) else {
-                throw ImportError(file: file, jsonPath: path, field: field, "expected a date (seconds since 1970 or ISO 8601 like 2024-11-21T12:00:00.125Z), found \"\(s)\"")
+                throw ImportError(file: file, jsonPath: path, field: field, "expected a date (seconds since 1970 or ISO 8601 like 2024-11-21T12:00:00.125Z), found \"\(ImportError.excerpt(s))\"")
             }
             if let problem = Plausible.problem(t) { throw ImportError(file: file, jsonPath: path, field: field, problem) }
             return t
@@ -393,7 +422,7 @@ final class MDHItemTimes {
         case .string(let text):
             guard let t = ISODate.parse(text) else {
                 throw ImportError(file: file, jsonPath: path, field: "timestamp",
-                                  "expected the fetch result's time (milliseconds or seconds since 1970, or ISO 8601 text), found \"\(text.prefix(40))\"")
+                                  "expected the fetch result's time (milliseconds or seconds since 1970, or ISO 8601 text), found \"\(ImportError.excerpt(text))\"")
             }
             if let problem = Plausible.problem(t) { throw ImportError(file: file, jsonPath: path, field: "timestamp", problem) }
             return t

@@ -24,6 +24,8 @@ enum MDHPipeline {
         var timestampUnit: MDHItemTimes.Unit?
         /// The file began with a UTF-8 byte-order mark (passed over).
         var byteOrderMark = false
+        /// The forms its samples were met in that the summary names (`ImportForm`).
+        var forms: Set<String> = []
     }
 
     /// Imports the file of `job` into `session`. Throws the parser's `ImportError` (file,
@@ -63,15 +65,16 @@ enum MDHPipeline {
         /// The unit of the file's item timestamps (the first item decides it).
         let itemTimes: MDHItemTimes
         let fast: MDHFastItems?
-        // Separate properties, not one `Notes`: the mapper takes two of them inout at once.
+        // Separate properties, not one `Notes`: the mapper takes three of them inout at once.
         private var notUnderstood: [String: Int] = [:]
         private var missing: [MDHFormat.MissingField: Int] = [:]
         private var warnings: [String] = []
+        private var forms: Set<String> = []
         private var bytesRead: Int64 = 0
         private var itemsReadAhead = 0
         var notes: Notes {
             Notes(notUnderstood: notUnderstood, warnings: warnings, missing: missing, bytesRead: bytesRead, itemsReadAhead: itemsReadAhead,
-                  timestampUnit: itemTimes.unit, byteOrderMark: reader.window.byteOrderMarkSkipped)
+                  timestampUnit: itemTimes.unit, byteOrderMark: reader.window.byteOrderMarkSkipped, forms: forms)
         }
         /// The device of the export object being read (nil until its `device` key).
         private var device: SRDevice?
@@ -120,21 +123,23 @@ enum MDHPipeline {
             try reader.object { key in
                 switch key {
                 case "device":
-                    device = try MDHFormat.deviceFrom(try reader.value(), job: job, reader: reader)
+                    let v = try reader.value()
+                    device = try MDHFormat.deviceFrom(v, job: job, reader: reader)
+                    if let w = MDHFormat.kindMismatch(v, job: job), !warnings.contains(w) { warnings.append(w) }
                 case "samples":
                     // The second reader stops before the window can move.
                     defer { dropSpeculation() }
                     try reader.array { _ in try readItem(&early) }
                 default:
                     _ = try reader.value()
-                    notUnderstood["\(job.sensor.rawValue) file: \(key)", default: 0] += 1
+                    notUnderstood["\(job.sensor.rawValue) file: \(ImportError.excerpt(key))", default: 0] += 1
                 }
             }
             if !early.isEmpty {
                 let b = sink()
                 for (item, path, line) in early {
                     _ = try mapper.add(item, path: path, file: job.path, line: line, into: b, notUnderstood: &notUnderstood,
-                                       missing: &missing)
+                                       missing: &missing, forms: &forms)
                 }
             }
             try send(final: true)
@@ -165,7 +170,7 @@ enum MDHPipeline {
                     return
                 }
                 _ = try mapper.add(item, path: reader.path, file: job.path, line: line, into: sink(), notUnderstood: &notUnderstood,
-                                   missing: &missing)
+                                   missing: &missing, forms: &forms)
             }
             if let b = rows, b.count >= b.capacity { try send(final: false) }
             if itemTimes.unit != nil, fast?.timestampDivisor != itemTimes.divisor {

@@ -65,7 +65,7 @@ private final class FHIRFile {
         self.session = session
     }
 
-    func unknown(_ what: String) { notUnderstood["\(sensor.rawValue) FHIR: \(what)", default: 0] += 1 }
+    func unknown(_ what: String) { notUnderstood["\(sensor.rawValue) FHIR: \(ImportError.excerpt(what))", default: 0] += 1 }
 
     func fail(_ path: String, _ field: String, _ message: String) -> ImportError {
         ImportError(file: file, jsonPath: path, field: field, message)
@@ -73,9 +73,7 @@ private final class FHIRFile {
 
     static func show(_ v: FieldValue?) -> String {
         guard let v else { return "nothing" }
-        var s = ""
-        JSONWriter.write(v, into: &s)
-        return s.count > 40 ? String(s.prefix(40)) + "…" : s
+        return JSONWriter.excerpt(v)
     }
 
     // MARK: Elements
@@ -268,7 +266,7 @@ private final class FHIRFile {
         let catName = try string(cat.o["valueString"], path: cat.path + ".valueString", field: "locationCategory", what: "a location category")
         let type = Sensor.visits.info.field("locationCategory")!.type
         guard let raw = type.rawValue(forProducerName: catName) else {
-            throw fail(cat.path + ".valueString", "locationCategory", "expected one of \(type.namedValues.map(\.name).joined(separator: ", ")), found \"\(catName)\"")
+            throw fail(cat.path + ".valueString", "locationCategory", "expected one of \(type.namedValues.map(\.name).joined(separator: ", ")), found \"\(ImportError.excerpt(catName))\"")
         }
         var identifier = o["valueString"]?.stringValue
         if identifier == nil, let u = locationId?.o["valueUuid"]?.stringValue {
@@ -392,7 +390,7 @@ private final class FHIRFile {
             var values: [FieldValue] = []
             for part in text.split(separator: " ") {
                 guard let x = Double(part), x.isFinite else {
-                    throw fail(sp + ".data", "data", "expected voltages (µV) separated by spaces, found '\(part.prefix(20))'")
+                    throw fail(sp + ".data", "data", "expected voltages (µV) separated by spaces, found '\(ImportError.excerpt(String(part)))'")
                 }
                 values.append(.object([("value", .double(base + factor * x))]))
             }

@@ -44,7 +44,7 @@ public enum MHCFormat {
         let best = hinted.flatMap { s in headers.first { $0.sensor == s } } ?? scored.max { $0.1 < $1.1 }.flatMap { $0.1 >= 3 ? $0.0 : nil }
         guard let h = best else {
             let all = headers.map { "\($0.label): \($0.columns.joined(separator: ","))" }.joined(separator: "; ")
-            throw ImportError(file: file, line: 1, "not a MyHeartCounts SensorKit CSV header (found \(names.joined(separator: ","))); expected one of — \(all)")
+            throw ImportError(file: file, line: 1, "not a MyHeartCounts SensorKit CSV header (found \(ImportError.excerpt(names.joined(separator: ",")))); expected one of — \(all)")
         }
         let expected = h.columns.joined(separator: ",")
         for (i, want) in h.columns.enumerated() {
@@ -52,20 +52,28 @@ public enum MHCFormat {
                 throw ImportError(file: file, line: 1, field: want, "wrong header for a MyHeartCounts \(h.label) file: column \(i + 1) '\(want)' is missing (expected header: \(expected))")
             }
             if names[i] != want {
-                throw ImportError(file: file, line: 1, field: names[i], "wrong header for a MyHeartCounts \(h.label) file: column \(i + 1) is '\(names[i])', expected '\(want)' (expected header: \(expected))")
+                throw ImportError(file: file, line: 1, field: ImportError.excerpt(names[i]), "wrong header for a MyHeartCounts \(h.label) file: column \(i + 1) is '\(ImportError.excerpt(names[i]))', expected '\(want)' (expected header: \(expected))")
             }
         }
-        throw ImportError(file: file, line: 1, field: names[h.columns.count],
-                          "wrong header for a MyHeartCounts \(h.label) file: unexpected extra column \(h.columns.count + 1) '\(names[h.columns.count])' (expected header: \(expected))")
+        throw ImportError(file: file, line: 1, field: ImportError.excerpt(names[h.columns.count]),
+                          "wrong header for a MyHeartCounts \(h.label) file: unexpected extra column \(h.columns.count + 1) '\(ImportError.excerpt(names[h.columns.count]))' (expected header: \(expected))")
     }
 
     /// Parses SRDevice's description string (`name: …, model: …, systemName: …,
     /// systemVersion: …, productType: …` in any punctuation); unknown shapes keep the whole
     /// text as the name.
-    public static func device(fromDescription text: String) -> SRDevice {
-        let keys = ["name", "model", "systemName", "systemVersion", "productType"]
+    public static func device(fromDescription text: String) -> SRDevice { parseDevice(text).device }
+
+    /// The keys of the `device` column, in the order MyHeartCounts writes them
+    /// (`model=…; name=…; systemName=…; systemVersion=…; productType=…`, SpeziSensorKit
+    /// AnchoredFetcher.swift L96–98).
+    static let deviceKeys = ["model", "name", "systemName", "systemVersion", "productType"]
+
+    /// `device(fromDescription:)`, and the keys of `deviceKeys` the text does not name (their
+    /// fields are empty, the model guessed from the name).
+    static func parseDevice(_ text: String) -> (device: SRDevice, unnamed: [String]) {
         var found: [(key: String, keyStart: String.Index, valueStart: String.Index)] = []
-        for k in keys {
+        for k in deviceKeys {
             var search = text.startIndex..<text.endIndex
             while let r = text.range(of: k, range: search) {
                 search = r.upperBound..<text.endIndex
@@ -93,8 +101,25 @@ public enum MHCFormat {
         }
         let name = values["name"] ?? text.trimmingCharacters(in: .whitespaces)
         let model = values["model"] ?? (name.localizedCaseInsensitiveContains("watch") ? "Watch" : "iPhone")
-        return device(name: name, model: model, systemName: values["systemName"] ?? "", systemVersion: values["systemVersion"] ?? "",
-                      productType: values["productType"] ?? "")
+        let device = device(name: name, model: model, systemName: values["systemName"] ?? "", systemVersion: values["systemVersion"] ?? "",
+                            productType: values["productType"] ?? "")
+        return (device, deviceKeys.filter { values[$0] == nil })
+    }
+
+    /// The device of field `i` of the current row of `csv` (a `device` column), its text
+    /// checked to be UTF-8, and, when the text does not name every field MyHeartCounts writes,
+    /// a warning naming the file and line, the text (an excerpt) and what was made of it
+    /// (the caller gives it once per file).
+    static func deviceField(_ csv: CSVReader, _ i: Int) throws -> (device: SRDevice, warning: String?) {
+        let text = try csv.text(i, column: "device")
+        let (device, unnamed) = parseDevice(text)
+        guard !unnamed.isEmpty else { return (device, nil) }
+        let guessed = unnamed.contains("model") ? ", the model '\(device.model)' guessed from the text" : ""
+        let warning = "\(csv.path):\(csv.line): the device column holds '\(ImportError.excerpt(text))', not the form MyHeartCounts writes "
+            + "(model=…; name=…; systemName=…; systemVersion=…; productType=…): it names no \(unnamed.joined(separator: ", ")); "
+            + "stored as a \(device.kind.rawValue) with \(unnamed.count == 1 ? "that field" : "those fields") empty\(guessed) "
+            + "(the file's first such row; later ones not named)"
+        return (device, warning)
     }
 
     /// The device MyHeartCounts describes (SRDevice's fields, as text): a watch when its system
@@ -187,6 +212,10 @@ public enum MHCFormat {
         var lastWatch: SRDevice? = nil
         var buf: StreamBuffer! = nil
         var rowsPending = 0
+        /// The forms met that the summary names (`ImportForm`), counted once for the file.
+        var forms: Set<String> = []
+        /// Whether a device text not in the producer's form was warned of (once per file).
+        var warnedDeviceForm = false
 
         // Column slots in the stream buffer.
         var slot: [Int] = []
@@ -217,7 +246,7 @@ public enum MHCFormat {
         var uptime: Int? = nil
 
         func fail(_ i: Int, _ expected: String) -> ImportError {
-            ImportError(file: path, line: csv.line, field: columns[i], "expected \(expected), found '\(csv.string(i))'")
+            ImportError(file: path, line: csv.line, field: columns[i], "expected \(expected), found '\(csv.quoted(i))'")
         }
         @inline(__always) func date(_ i: Int) throws -> Double {
             guard let t = NumberParser.double(csv.bytes(i)) else {
@@ -238,7 +267,11 @@ public enum MHCFormat {
             let sameDevice = haveDevice && db.count == deviceBytes.count
                 && deviceBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, db.baseAddress!, db.count) == 0 }
             if !sameDevice {
-                let d = MHCFormat.device(fromDescription: csv.string(deviceField))
+                let (d, warning) = try MHCFormat.deviceField(csv, deviceField)
+                if let warning, !warnedDeviceForm {
+                    session.stats.warn(warning)
+                    warnedDeviceForm = true
+                }
                 if d != currentDevice {
                     try finishPending()
                     buf = try session.buffer(participant: participant, device: d, sensor: sensor)
@@ -271,10 +304,14 @@ public enum MHCFormat {
                 if let raw = NumberParser.int(pb) {
                     guard placementType.accepts(raw: raw) else { throw fail(2, "a placement (\(placementType.allowedRaw))") }
                     b.columns[slot[2]].appendInt(raw)
-                } else if let raw = placementType.rawValue(forProducerName: csv.string(2)) {
+                } else if let raw = placementType.rawValue(forProducerName: try csv.text(2, column: columns[2])) {
                     b.columns[slot[2]].appendInt(raw)
+                } else if let raw = FieldType.producerUnknownRaw(try csv.text(2, column: columns[2])) {
+                    // SpeziSensorKit's text for a raw value it has no name for: SensorKit's own value, named in the summary.
+                    b.columns[slot[2]].appendInt(raw)
+                    forms.insert(ImportForm.unnamedRawValue(sensor, field: "placement", raw: raw))
                 } else {
-                    throw fail(2, "a placement (\(placementType.namedValues.map(\.name).joined(separator: " ")) in any case, or unknown<N>)")
+                    throw fail(2, "a placement (\(placementType.namedValues.map(\.name).joined(separator: " ")) in any case, or unknown<N> with N a whole number, 0 or more)")
                 }
                 for i in 3...4 {
                     guard let v = NumberParser.double(csv.bytes(i)), v.isFinite else { throw fail(i, "a finite number") }
@@ -289,7 +326,7 @@ public enum MHCFormat {
                 b.columns[slot[1]].appendDouble(v)
                 if let c = NumberParser.int(csv.bytes(2)), (0...3).contains(c) {
                     b.columns[slot[2]].appendInt(c)
-                } else if let c = confidenceType.rawValue(forProducerName: csv.string(2)) {
+                } else if let c = confidenceType.rawValue(forProducerName: try csv.text(2, column: columns[2])) {
                     b.columns[slot[2]].appendInt(c)
                 } else {
                     throw fail(2, "a confidence (0–3 or low, medium, high, highest)")
@@ -323,6 +360,7 @@ public enum MHCFormat {
         }
         try finishPending()
         progress?.fileProgress(csv.fileBytesRead)
+        for form in forms { session.stats.forms[form, default: 0] += 1 }
         return lastWatch
     }
 
@@ -340,19 +378,19 @@ public enum MHCFormat {
                 throw ImportError(file: path, line: csv.line, "expected 4 fields (\(columns.joined(separator: ","))), found \(csv.fieldCount)")
             }
             guard let t = NumberParser.double(csv.bytes(0)) else {
-                throw ImportError(file: path, line: csv.line, field: "timestamp", "expected a date in seconds since 1970, found '\(csv.string(0))'")
+                throw ImportError(file: path, line: csv.line, field: "timestamp", "expected a date in seconds since 1970, found '\(csv.quoted(0))'")
             }
             if let p = Plausible.problem(t) { throw ImportError(file: path, line: csv.line, field: "timestamp", p) }
             guard let v = NumberParser.double(csv.bytes(1)) else {
-                throw ImportError(file: path, line: csv.line, field: "value", "expected a temperature in °C, found '\(csv.string(1))'")
+                throw ImportError(file: path, line: csv.line, field: "value", "expected a temperature in °C, found '\(csv.quoted(1))'")
             }
             guard let e = NumberParser.double(csv.bytes(2)) else {
-                throw ImportError(file: path, line: csv.line, field: "errorEstimate", "expected a number (°C), found '\(csv.string(2))'")
+                throw ImportError(file: path, line: csv.line, field: "errorEstimate", "expected a number (°C), found '\(csv.quoted(2))'")
             }
             var condition: Int64 = 0
-            for part in csv.string(3).split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
+            for part in try csv.text(3, column: "condition").split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !part.isEmpty {
                 guard let bit = bits[part] else {
-                    throw ImportError(file: path, line: csv.line, field: "condition", "expected offWrist, onCharger or inMotion (comma-separated), found '\(part)'")
+                    throw ImportError(file: path, line: csv.line, field: "condition", "expected offWrist, onCharger or inMotion (comma-separated), found '\(ImportError.excerpt(part))'")
                 }
                 condition |= bit
             }

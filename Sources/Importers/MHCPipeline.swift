@@ -17,6 +17,8 @@ enum MHCBatchedPipeline {
         var bytesRead: Int64
         /// False when its rows are not in write-time order (they are then buffered and sorted).
         var sorted = true
+        /// Warnings about the file met while its rows were read (given when it is stored).
+        var warnings: [String] = []
     }
 
     /// A small blocking queue between the two threads.
@@ -115,6 +117,7 @@ enum MHCBatchedPipeline {
         do {
             while let piece = try queue.take() {
                 seen(piece)
+                for w in piece.warnings { session.stats.warn(w) }
                 progress?.rows += piece.batch.count
                 progress?.fileProgress(piece.bytesRead)
                 if piece.sorted {
@@ -184,6 +187,10 @@ enum MHCBatchedPipeline {
         var block: RowBlock
         var device: SRDevice? = nil
         var deviceBytes: [UInt8] = []
+        /// A device text not in the producer's form: its warning, until a piece carries it
+        /// (`warnedDeviceForm`: given once per file).
+        var deviceWarning: String? = nil
+        var warnedDeviceForm = false
         // The open write batch: rows runStart..<block.count.
         var inRun = false
         var runStart = 0
@@ -247,7 +254,7 @@ enum MHCBatchedPipeline {
         }
 
         func fail(_ i: Int, _ expected: String) -> ImportError {
-            ImportError(file: path, line: csv.line, field: columns[i], "expected \(expected), found '\(csv.string(i))'")
+            ImportError(file: path, line: csv.line, field: columns[i], "expected \(expected), found '\(csv.quoted(i))'")
         }
 
         /// Resolves the device field when its text changes; a new device ends the piece.
@@ -256,7 +263,11 @@ enum MHCBatchedPipeline {
             let same = device != nil && db.count == deviceBytes.count
                 && deviceBytes.withUnsafeBufferPointer { memcmp($0.baseAddress!, db.baseAddress!, db.count) == 0 }
             if same { return }
-            let d = MHCFormat.device(fromDescription: csv.string(field))
+            let (d, warning) = try MHCFormat.deviceField(csv, field)
+            if let warning, !warnedDeviceForm {
+                deviceWarning = warning
+                warnedDeviceForm = true
+            }
             if d != device {
                 closeRun()
                 try emit(upTo: block.count)
@@ -310,7 +321,9 @@ enum MHCBatchedPipeline {
             let batch = block.batch(sensor: sensor, rows: end, columns: columns)
             block.dropFront(end)
             runStart -= end
-            if !queue.put(Piece(device: device, batch: batch, bytesRead: csv.fileBytesRead)) { throw CancellationError() }
+            let piece = Piece(device: device, batch: batch, bytesRead: csv.fileBytesRead, warnings: deviceWarning.map { [$0] } ?? [])
+            deviceWarning = nil
+            if !queue.put(piece) { throw CancellationError() }
         }
     }
 }

@@ -44,7 +44,7 @@ enum MHCTree {
     static func collect(_ roots: [String], participant only: String?, stats: inout ImportStats) throws -> Plan {
         var plan = Plan()
         for root in roots {
-            let users = try userFolders(root)
+            let users = try userFolders(root, stats: &stats)
             for (uid, path) in users {
                 if let only, only != uid { continue }
                 try collectUser(uid, path, into: &plan, stats: &stats)
@@ -54,8 +54,9 @@ enum MHCTree {
     }
 
     /// The `<uid>` folders a root stands for: the root itself when it holds `SensorKit/` or
-    /// `liveHealthSamples/`; its children when it is (or holds) a `users` folder.
-    static func userFolders(_ root: String) throws -> [(String, String)] {
+    /// `liveHealthSamples/`; its children when it is (or holds) a `users` folder. What else is
+    /// in the `users` folder, or beside it, goes into `stats.notRead` with why.
+    static func userFolders(_ root: String, stats: inout ImportStats) throws -> [(String, String)] {
         guard isDir(root) else {
             throw ImportError(file: root, FileManager.default.fileExists(atPath: root)
                 ? "expected a MyHeartCounts upload folder (users/<uid> holding SensorKit/ or liveHealthSamples/), found a file; for single CSV files use --format mhc-csv --participant ID"
@@ -70,7 +71,15 @@ enum MHCTree {
         guard let usersFolder else {
             throw ImportError(file: root, "not a MyHeartCounts upload tree: expected users/<uid>/SensorKit/<sensor id>/<UUID>.csv.zstd (a user's folder, the users folder, or the folder holding it)")
         }
-        return try entries(usersFolder).filter { isDir(usersFolder + "/" + $0) }.map { ($0, usersFolder + "/" + $0) }
+        if usersFolder != root {
+            for child in children where child != "users" { stats.skip(root + "/" + child, "beside the users folder (MyHeartCounts uploads are under users/<uid>/)") }
+        }
+        var users: [(String, String)] = []
+        for uid in try entries(usersFolder) {
+            let path = usersFolder + "/" + uid
+            if isDir(path) { users.append((uid, path)) } else { stats.skip(path, "a file where a user's folder (users/<uid>/) was expected") }
+        }
+        return users
     }
 
     private static func collectUser(_ uid: String, _ path: String, into plan: inout Plan, stats: inout ImportStats) throws {
@@ -105,7 +114,7 @@ enum MHCTree {
                     }
                     let id = name.split(separator: "_", maxSplits: 1).first.map(String.init) ?? ""
                     guard let sensor = sensor(named: id) else {
-                        stats.skip(f, "not SensorKit data (a HealthKit sample upload: '\(id)')"); continue
+                        stats.skip(f, notSensorUpload(id: id, inSubfolder: URL(fileURLWithPath: f).deletingLastPathComponent().path != p)); continue
                     }
                     guard MHCFHIR.sensors.contains(sensor) else {
                         stats.skip(f, "\(sensor.rawValue) is not uploaded as FHIR by MyHeartCounts (on-wrist, visits, device usage and ECG are)"); continue
@@ -116,6 +125,18 @@ enum MHCTree {
                 stats.skip(p, "not SensorKit data (MyHeartCounts keeps SensorKit uploads in SensorKit/ and liveHealthSamples/)")
             }
         }
+    }
+
+    /// Why a file of `liveHealthSamples/` whose name starts with `id`, not a SensorKit sensor
+    /// id, is not read: a HealthKit sample upload (`<HealthKit type identifier>_<UUID>.json.zstd`,
+    /// MyHeartCountsStandard+HealthKit.swift L172–192) when `id` is a HealthKit identifier
+    /// (`HK…`) directly in the folder; otherwise not named as MyHeartCounts names an upload,
+    /// `inSubfolder`: in a folder below it, where MyHeartCounts writes none.
+    static func notSensorUpload(id: String, inSubfolder: Bool) -> String {
+        let where_ = inSubfolder ? "in a subfolder of liveHealthSamples/, where MyHeartCounts writes no uploads, and " : ""
+        if !inSubfolder, id.hasPrefix("HK") { return "not SensorKit data (a HealthKit sample upload: '\(ImportError.excerpt(id))')" }
+        return "\(where_)not named as a MyHeartCounts SensorKit upload (<sensor id>_<UUID>.json.zstd, such as com.apple.SensorKit.onWristState_…): "
+            + "'\(ImportError.excerpt(id))' is not a SensorKit sensor id"
     }
 
     // MARK: Files

@@ -504,9 +504,7 @@ public enum NativeFormat {
     }
 
     private static func describe(_ v: FieldValue) -> String {
-        var s = ""
-        JSONWriter.write(v, into: &s)
-        return s.count > 60 ? String(s.prefix(60)) + "…" : s
+        JSONWriter.excerpt(v)
     }
 
     /// One sample file: header `writeTime,time,<columns>`; see docs/native-format.md. Values of
@@ -562,14 +560,14 @@ public enum NativeFormat {
                 switch slot {
                 case .write:
                     guard let x = NumberParser.double(csv.bytes(i)) else {
-                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.string(i))'")
+                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.quoted(i))'")
                     }
                     if let problem = Plausible.problem(x) { throw ImportError(file: path, line: csv.line, field: "writeTime", problem) }
                     w = x
                 case .time:
                     if csv.isEmpty(i) { t = .nan; continue }
                     guard let x = NumberParser.double(csv.bytes(i)) else {
-                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.string(i))'")
+                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.quoted(i))'")
                     }
                     if x.isFinite, let problem = Plausible.problem(x) { throw ImportError(file: path, line: csv.line, field: "time", problem) }
                     t = x
@@ -605,7 +603,7 @@ public enum NativeFormat {
     static func numberField(_ csv: CSVReader, _ i: Int, field f: FieldSchema, path: String, name: String) throws -> ParsedNumber? {
         if csv.isEmpty(i) { return nil }
         func bad(_ expected: String) -> ImportError {
-            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
+            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.quoted(i))'")
         }
         if f.type.columnKind == .double {
             guard let x = NumberParser.double(csv.bytes(i)) else { throw bad("a number") }
@@ -629,7 +627,7 @@ public enum NativeFormat {
                            float32: Bool = false) throws {
         if csv.isEmpty(i) { c.appendMissing(); return }
         func bad(_ expected: String) -> ImportError {
-            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.string(i))'")
+            ImportError(file: path, line: csv.line, field: name, "expected \(expected), found '\(csv.quoted(i))'")
         }
         switch f.type.columnKind {
         case .double, .int:
@@ -645,9 +643,9 @@ public enum NativeFormat {
             default: throw bad("true or false")
             }
         case .string:
-            c.appendString(csv.string(i))
+            c.appendString(try csv.text(i, column: name))
         case .value:
-            let text = csv.string(i)
+            let text = try csv.text(i, column: name)
             let r = JSONReader(file: path, source: MemorySource(Array(text.utf8)))
             do {
                 let v = try r.value()

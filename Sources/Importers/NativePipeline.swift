@@ -203,13 +203,13 @@ enum NativeNumericPipeline {
                 switch t {
                 case .writeTime:
                     guard let x = NumberParser.double(csv.bytes(i)) else {
-                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.string(i))'")
+                        throw ImportError(file: path, line: csv.line, field: "writeTime", "expected a number (seconds since 1970), found '\(csv.quoted(i))'")
                     }
                     block.writeTimes[r] = x
                 case .time:
                     if csv.isEmpty(i) { block.times[r] = .nan; continue }
                     guard let x = NumberParser.double(csv.bytes(i)) else {
-                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.string(i))'")
+                        throw ImportError(file: path, line: csv.line, field: "time", "expected a number (seconds since 1970) or nothing, found '\(csv.quoted(i))'")
                     }
                     block.times[r] = x
                 case .column(let k, let f):

@@ -176,3 +176,12 @@ extension RecordedStore {
         return total
     }
 }
+
+/// The `form:` lines of the summary that more than one importer writes.
+enum ImportForm {
+    /// An enumeration field written as SpeziSensorKit's `unknown<N>` for a raw value N the
+    /// catalogue has no name for (a case newer than it): stored as N, SensorKit's own raw value.
+    static func unnamedRawValue(_ sensor: Sensor, field: String, raw: Int64) -> String {
+        "\(sensor.rawValue) \(field) unknown<\(raw)>: raw value \(raw), which the catalogue has no name for (stored as \(raw))"
+    }
+}

@@ -131,14 +131,25 @@ public enum FieldType: Sendable, Hashable {
     /// The raw value of a case or bit as producers spell it: Apple's name in any case and
     /// with or without separators (`frontTopRight`, `FrontTopRight` as MyDataHelps writes it,
     /// `FRONT_TOP_RIGHT` as RADAR-base does), or `unknown<N>` / `unknown(N)` (SpeziSensorKit's
-    /// text for a raw value it has no name for) when N is a value of this type. Nil otherwise.
+    /// text for a raw value it has no name for) when N is a value of this type. Nil otherwise
+    /// (`producerUnknownRaw` reads an `unknown<N>` whose N the catalogue has no name for).
     public func rawValue(forProducerName name: String) -> Int64? {
         if let raw = rawValue(forName: name) { return raw }
         let key = FieldType.nameKey(name)
         if let v = namedValues.first(where: { FieldType.nameKey($0.name) == key }) { return v.rawValue }
-        for (open, close) in [("unknown<", ">"), ("unknown(", ")")] where name.lowercased().hasPrefix(open) && name.hasSuffix(close) {
-            let digits = name.dropFirst(open.count).dropLast(close.count)
-            if let raw = Int64(digits), accepts(raw: raw) { return raw }
+        if let raw = FieldType.producerUnknownRaw(name), accepts(raw: raw) { return raw }
+        return nil
+    }
+
+    /// The N of `unknown<N>` / `unknown(N)`: SpeziSensorKit's text for a raw value it has no
+    /// name for (`@unknown default: "unknown<\(rawValue)>"`, AmbientLight.swift L68–91), so N
+    /// may be a case newer than the catalogue's. N is decimal digits only, 0 … Int64.max;
+    /// nil for any other text (a sign, a fraction, no digits, other words).
+    public static func producerUnknownRaw(_ text: String) -> Int64? {
+        for (open, close) in [("unknown<", ">"), ("unknown(", ")")] where text.lowercased().hasPrefix(open) && text.hasSuffix(close) {
+            let digits = text.utf8.dropFirst(open.utf8.count).dropLast(close.utf8.count)
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+            return Int64(String(decoding: digits, as: UTF8.self))
         }
         return nil
     }

@@ -62,20 +62,25 @@ public struct ImportStats: Sendable, Hashable {
     public var notes: [String] = []
     /// Files and folders under the sources that were not read, with why (path → reason).
     public var notRead: [String: String] = [:]
-    /// The row counts of each stream: sensor and device.
+    /// The row counts of each stream: participant, sensor and device.
     public var byStream: [StreamLabel: StreamCounts] = [:]
 
-    /// A sensor and the device its rows came from, as the summary names them.
+    /// A participant, a sensor and the device its rows came from, as the summary names them
+    /// (a device is one participant's: the counts of two participants' phones are never added up).
     public struct StreamLabel: Sendable, Hashable, Comparable {
+        public var participant: String
         public var sensor: Sensor
         /// The device's kind, model and product type ("watch Watch7,2").
         public var device: String
-        public init(sensor: Sensor, device: SRDevice) {
+        public init(participant: String, sensor: Sensor, device: SRDevice) {
+            self.participant = participant
             self.sensor = sensor
             let product = device.productType.isEmpty ? device.model : device.productType
             self.device = "\(device.kind.rawValue) \(product)"
         }
-        public static func < (a: StreamLabel, b: StreamLabel) -> Bool { (a.sensor.rawValue, a.device) < (b.sensor.rawValue, b.device) }
+        public static func < (a: StreamLabel, b: StreamLabel) -> Bool {
+            (a.participant, a.sensor.rawValue, a.device) < (b.participant, b.sensor.rawValue, b.device)
+        }
     }
 
     /// Rows of one stream: read, stored, the duplicates dropped (as in `ImportStats`) and the
@@ -96,7 +101,7 @@ public struct ImportStats: Sendable, Hashable {
     /// Rows refused (not stored), all streams.
     public var rowsRefused: Int { byStream.values.reduce(0) { $0 + $1.refused.values.reduce(0, +) } }
 
-    /// The counts of each sensor, its devices added up.
+    /// The counts of each sensor, its devices and participants added up.
     public var bySensor: [Sensor: StreamCounts] {
         var out: [Sensor: StreamCounts] = [:]
         for (label, c) in byStream {
@@ -123,9 +128,9 @@ public struct ImportStats: Sendable, Hashable {
     package mutating func note(_ text: String) { if !notes.contains(text) { notes.append(text) } }
     public mutating func skip(_ path: String, _ why: String) { notRead[path] = why }
 
-    /// The summary for the terminal: totals, then per sensor and device the rows stored,
-    /// duplicates dropped and rows refused with why, then every file not read with why, the
-    /// forms met, notes and warnings.
+    /// The summary for the terminal: totals, then per participant, sensor and device the rows
+    /// read and stored, duplicates dropped and rows refused with why, then every file not
+    /// read with why, the forms met, notes and warnings.
     public func report(seconds: Double? = nil) -> String {
         var lines: [String] = []
         var head = "imported \(files) file(s), \(rowsRead) rows read, \(rowsStored) stored in \(chunks) chunk(s)"
@@ -133,9 +138,13 @@ public struct ImportStats: Sendable, Hashable {
         lines.append(head)
         lines.append("duplicates dropped: \(duplicatesDropped) (\(duplicatesInInput) exact duplicates in the input, \(duplicatesAlreadyStored) already stored)")
         if rowsRefused > 0 { lines.append("rows refused (not stored): \(rowsRefused)") }
-        let width = byStream.keys.map { $0.sensor.rawValue.count + 1 + $0.device.count }.max() ?? 0
+        // A participant id and a device's product type come from the input: quoted as excerpts.
+        func stream(_ label: StreamLabel) -> String { "\(label.sensor.rawValue) \(ImportError.excerpt(label.device))" }
+        let who = byStream.keys.map { ImportError.excerpt($0.participant).count }.max() ?? 0
+        let width = byStream.keys.map { stream($0).count }.max() ?? 0
         for (label, c) in byStream.sorted(by: { $0.key < $1.key }) {
-            let name = "\(label.sensor.rawValue) \(label.device)".padding(toLength: width, withPad: " ", startingAt: 0)
+            let name = ImportError.excerpt(label.participant).padding(toLength: who, withPad: " ", startingAt: 0) + "  "
+                + stream(label).padding(toLength: width, withPad: " ", startingAt: 0)
             var line = "  \(name)  \(c.rowsRead) read, \(c.rowsStored) stored, duplicates: \(c.duplicatesInInput) in the input, \(c.duplicatesAlreadyStored) already stored"
             let refused = c.refused.values.reduce(0, +)
             if refused > 0 {
@@ -167,6 +176,18 @@ public struct ImportError: Error, Sendable, CustomStringConvertible {
         self.jsonPath = jsonPath.map(ImportError.printable)
         self.field = field.map(ImportError.printable)
         self.message = ImportError.printable(message)
+    }
+
+    /// How many characters of input text a message quotes at most (`excerpt`).
+    package static let excerptLimit = 100
+
+    /// `text` (input quoted by a message: a field, a value, a device's name) as a message
+    /// quotes it: whole when it has at most `limit` characters; else its first `limit`
+    /// characters, then "… (N bytes)" giving the whole text's UTF-8 length. Every message
+    /// that quotes input goes through it, so that no message is megabytes long.
+    package static func excerpt(_ text: String, limit: Int = excerptLimit) -> String {
+        guard text.utf8.count > limit, text.count > limit else { return text }
+        return String(text.prefix(limit)) + "… (\(text.utf8.count) bytes)"
     }
 
     /// `text` with its control characters (C0, DEL, C1: bytes of a binary file read as text)

@@ -502,8 +502,9 @@ public final class ImportSession {
             let kinds = sensor.deviceKinds.map(\.rawValue).joined(separator: " and ")
             let reason = "a \(device.kind.rawValue) does not record \(sensor.rawValue) (SensorKit: \(kinds) only)"
             refusedStreams[id] = reason
-            labels[id] = ImportStats.StreamLabel(sensor: sensor, device: device)
-            stats.warn("participant '\(participant)': \(sensor.rawValue) rows from the \(device.kind.rawValue) '\(device.name)' (\(device.productType)) refused: \(reason)")
+            labels[id] = ImportStats.StreamLabel(participant: participant, sensor: sensor, device: device)
+            stats.warn("participant '\(participant)': \(sensor.rawValue) rows from the \(device.kind.rawValue) '\(ImportError.excerpt(device.name))' "
+                       + "(\(ImportError.excerpt(device.productType))) refused: \(reason)")
             let b = StreamBuffer(streamID: id, sensor: sensor)
             buffers[key] = b
             bufferOrder.append(key)
@@ -517,13 +518,13 @@ public final class ImportSession {
         let b = StreamBuffer(streamID: id, sensor: sensor)
         buffers[key] = b
         bufferOrder.append(key)
-        labels[id] = ImportStats.StreamLabel(sensor: sensor, device: device)
+        labels[id] = ImportStats.StreamLabel(participant: participant, sensor: sensor, device: device)
         return b
     }
 
     /// The counts of stream `id` in the summary.
     private func counts(_ id: Int64, _ sensor: Sensor, _ change: (inout ImportStats.StreamCounts) -> Void) {
-        let label = labels[id] ?? ImportStats.StreamLabel(sensor: sensor, device: SRDevice(name: "", model: "?", systemName: "", systemVersion: "", productType: "", kind: .phone))
+        let label = labels[id] ?? ImportStats.StreamLabel(participant: "?", sensor: sensor, device: SRDevice(name: "", model: "?", systemName: "", systemVersion: "", productType: "", kind: .phone))
         change(&stats.byStream[label, default: .init()])
     }
 

@@ -132,8 +132,8 @@ final class ImportValidationTests: XCTestCase {
             XCTAssertEqual(c.duplicatesInInput, c.rowsStored, "\(sensor)")
         }
         XCTAssertEqual(both.bySensor.values.map(\.rowsStored).reduce(0, +), both.rowsStored)
-        // One summary line per sensor and device.
-        XCTAssertTrue(both.report().split(separator: "\n").contains { $0.hasPrefix("  pedometerData phone ") && $0.contains("  \(both.bySensor[.pedometerData]!.rowsRead) read, ") }, both.report())
+        // One summary line per participant, sensor and device.
+        XCTAssertTrue(both.report().split(separator: "\n").contains { $0.hasPrefix("  \(recTrio[0].id)  pedometerData phone ") && $0.contains("  \(both.bySensor[.pedometerData]!.rowsRead) read, ") }, both.report())
         let again = try store.importData(ImportRequest(format: .native, sources: [first.path], progressBar: false))
         XCTAssertEqual(again.rowsStored, 0)
         XCTAssertEqual(again.duplicatesAlreadyStored, exported.rows)

@@ -60,6 +60,9 @@ extension SensoriumCLITests {
         assertContains(summary, "form: MyDataHelps item timestamps in seconds since 1970: 4 file(s)")
         assertContains(summary, "heartRate date: absent in 873 sample(s); timed by their item's timestamp")
         assertContains(summary, "duplicates dropped: 18 (18 exact duplicates in the input, 0 already stored)")
+        // Per participant and device: each participant's phone on a line of its own.
+        assertContains(summary, "MDH-P1  accelerometer phone iPhone15,2       750 read, 750 stored")
+        assertContains(summary, "MDH-P2  accelerometer phone iPhone15,2       750 read, 750 stored")
     }
 
     func testMyHeartCountsTreeImportsWholeAndMatchesTheFiles() throws {
@@ -67,7 +70,7 @@ extension SensoriumCLITests {
         assertContains(summary, "ambientLightSensor watch Watch7,2")
         assertContains(summary, "wristTemperature watch Watch6,1")
         // The re-upload of one day under a new name: its rows are dropped as duplicates.
-        assertContains(summary, "ambientLightSensor phone iPhone16,1  256 read, 192 stored, duplicates: 64 in the input")
+        assertContains(summary, "u7Qm2Lx  ambientLightSensor phone iPhone16,1  256 read, 192 stored, duplicates: 64 in the input")
         assertContains(summary, "not SensorKit data (a HealthKit sample upload: 'HKQuantityTypeIdentifierStepCount')")
     }
 
