@@ -108,6 +108,18 @@ final class ContractFixTests: XCTestCase {
         XCTAssertEqual(delegated.logLines.count, 1, delegated.output)
         XCTAssertTrue(delegated.logLines.first?.contains("warn: heartRate: this fetch names no device, so it reads the current device (iPhone)") == true,
                       delegated.output)
+
+        // No watch: reader:devices() is empty, so `devices()[1]` is nil; the warning says so
+        // instead of advising it.
+        let watchless = try h.run(recording + #"""
+        schedule.at("2026-03-04 12:00", function(now)
+          T.log("devices", #hr:devices(), hr:samples { device = hr:devices()[1], from = time.studyStart(), to = now }:count())
+        end)
+        """#, scenario: "return { days = 3, participants = { { id = 'P1', watch = false } } }", days: 3)
+        XCTAssertEqual(watchless.lines, ["devices 0 0"])
+        XCTAssertEqual(watchless.logLines.count, 1, watchless.output)
+        XCTAssertTrue(watchless.logLines.first?.contains("its answer is empty. No device holds its data for this participant now: reader:devices() is empty (no watch, "
+            + "or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too") == true, watchless.output)
     }
 
     /// Deletion records of an array-shaped sensor (accelerometer) reach didFetchResult as
