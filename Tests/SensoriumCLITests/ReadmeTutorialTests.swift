@@ -61,6 +61,25 @@ extension SensoriumCLITests {
         // The run ends its last table with a blank line; the README leaves it out.
         XCTAssertEqual(run.stdout.replacingOccurrences(of: "\n+$", with: "\n", options: .regularExpression), shown)
 
+        // Step 3: the REPL session (two blocks), its commands piped: every printed line as shown.
+        let session = try readmeBlock(startingWith: "$ sensorium repl my_study\n") + "\n" + (try readmeBlock(startingWith: "> :advance 12h\n"))
+        let lines = session.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("$ ") && !$0.isEmpty }
+        let commands = lines.filter { $0.hasPrefix("> ") }.map { String($0.dropFirst(2)) }
+        XCTAssertEqual(commands.count, 12, session)
+        let repl = try sensorium(["repl", "my_study"], input: commands.joined(separator: "\n") + "\n", environment: environment)
+        XCTAssertEqual(repl.status, 0, repl.stderr)
+        XCTAssertEqual(repl.stdout.split(separator: "\n").filter { !$0.isEmpty }.map(String.init),
+                       lines.filter { !$0.hasPrefix("> ") }.map(String.init))
+
+        // Step 1: a misspelt sensor stops the run with the message the README quotes.
+        let typo = try readmeBlock(startingWith: "-- My first protocol").replacingOccurrences(of: "pedometerData = {", with: "pedometerDta = {")
+        try write("typo/protocol.lua", typo)
+        let typoRun = try sensorium(["run", "typo", "--participants", "1"], environment: environment)
+        XCTAssertEqual(typoRun.status, 1)
+        let readme = try String(contentsOf: SensoriumCLITests.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let quoted = try XCTUnwrap(readme.range(of: "`protocol.lua:[0-9]+: error\\[unknown-sensor\\][^`]*`", options: .regularExpression).map { readme[$0].dropFirst().dropLast() })
+        assertContains(typoRun.stderr.replacingOccurrences(of: "\n", with: " "), String(quoted).replacingOccurrences(of: "\n", with: " "))
+
         // Step 4: the chart the README shows is the one the run draws, byte for byte.
         let drawn = try sensorium(["run", "my_study", "--out", "first"], environment: environment)
         XCTAssertEqual(drawn.status, 0, drawn.stderr)
