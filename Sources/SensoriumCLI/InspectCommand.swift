@@ -31,6 +31,10 @@ struct InspectCommand: ParsableCommand {
             printError(error is ImportError || error is StoreFormatError ? "\(error)" : "\(store): \(error)")
             throw ExitCode(1)
         }
+        if let side = RecordedStore.beingWritten(store) {
+            printError("warning: \(store)\(side) lies beside the store: an import into it is under way, or was stopped before it ended "
+                + "(what it had not committed is not in the store); when no import runs, run that import again")
+        }
         let summaries = try rec.streamSummaries()
         print("\(store): \(rec.participants.count) participant(s), \(summaries.reduce(0) { $0 + $1.rows }) samples in \(summaries.reduce(0) { $0 + $1.chunks }) chunks")
         if let span = rec.dataSpan {

@@ -166,6 +166,8 @@ public final class ParticipantRun {
     var noDataWarned = Set<Sensor>()
     /// Sensors a fetch read from a device of a kind they cannot have (warned once each).
     var deviceKindWarned = Set<Sensor>()
+    /// Sensors and reasons an empty fetch was explained for (`warnEmptyForAReason`, once each).
+    var emptyFetchWarned = Set<String>()
     /// Overlapping `locked` scenario intervals in force.
     var lockCount = 0
     public var manifest: StudyManifest?

@@ -80,6 +80,7 @@ extension Bindings {
             case .delivering(let plan):
                 self.warnRetentionLoss(r, plan)
                 self.warnDeviceWithoutSensor(r, request, plan)
+                self.warnEmptyForAReason(r, plan)
                 let deliveries = self.run.deliveries
                 // A set too large for the chunk budget is read again by each pass: its
                 // samples are published by the first read that reaches the end, not again.
@@ -135,6 +136,39 @@ extension Bindings {
             ? "No device holds its data for this participant now: reader:devices() is empty (no \(kinds == "an Apple Watch" ? "watch" : "such device"), or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too; check `#reader:devices() > 0` first"
             : "Name the device: `device = reader:devices()[1]` (the devices holding its data; fetchDevices on the delegate path)"
         run.log("warn", "\(r.sensor.rawValue): \(read), which cannot have \(r.sensor.rawValue) (\(kinds) sensor): its answer is empty. " + advice)
+    }
+
+    /// Logs a warning, once per sensor and reason, when a fetch can deliver nothing for a
+    /// reason the protocol can fix — its range ends more than a year before the study (an
+    /// `SRAbsoluteTime` given as a wall time), lies wholly inside the 24-hour hold, or the
+    /// sensor was never recording: SensorKit answers each with an empty result, as it
+    /// should, and without a word it would read as zero. A device the sensor cannot have is
+    /// `warnDeviceWithoutSensor`'s.
+    func warnEmptyForAReason(_ r: Reader, _ plan: FetchPlan) {
+        guard r.stream == .samples, plan.ranges.isEmpty, let device = plan.device, r.sensor.deviceKinds.contains(device.kind),
+              let from = plan.request.from, let to = plan.request.to else { return }
+        let clock = run.model.clock, zone = run.clock.timeZone, now = run.clock.now
+        let trueFrom = clock.trueTime(of: from), trueTo = clock.trueTime(of: to)
+        guard trueTo > trueFrom else { return }
+        let name = r.sensor.rawValue
+        let reason: (key: String, text: String)
+        if trueTo < run.settings.start - 366 * 86_400 {
+            reason = ("early", "this fetch asks for data written up to \(LocalTime.minuteLabel(clock.wallTime(atTrue: trueTo), zone)), more than a year before the study: "
+                + "`from` and `to` are wall-clock seconds since 1970 (time.now(), time.parse); SensorKit's own times (sensorkit.now(), "
+                + "sensorkit.absoluteTime) go in `fromAbsolute` and `toAbsolute`")
+        } else if trueFrom >= now - run.model.switches.hold(r.sensor) {
+            let hours = NumberText.plain(run.model.switches.hold(r.sensor) / 3600)
+            reason = ("hold", "this fetch's range lies wholly inside SensorKit's \(hours)-hour hold (data written after "
+                + "\(LocalTime.minuteLabel(clock.wallTime(atTrue: now - run.model.switches.hold(r.sensor)), zone)) is not readable yet): "
+                + "its answer is empty; fetch a range that ended at least \(hours) hours ago")
+        } else if run.model.recording.intervals(r.sensor, until: now).isEmpty {
+            reason = ("recording", "the sensor was never recording for this participant, so SensorKit holds nothing of it: its answer is empty. "
+                + "Call reader:startRecording() once authorized (study{} does so for the sensors it declares)")
+        } else {
+            return
+        }
+        guard run.emptyFetchWarned.insert("\(name) \(reason.key)").inserted else { return }
+        run.log("warn", "\(name): " + reason.text)
     }
 
     /// Logs a warning, once per sensor and run, when a fetch reaches back past SensorKit's
@@ -198,6 +232,7 @@ extension Bindings {
         if case .delivering(let plan) = response {
             warnRetentionLoss(r, plan)
             warnDeviceWithoutSensor(r, request, plan)
+            warnEmptyForAReason(r, plan)
         }
         r.fetchRunning = true
         try run.deliver(to: r) { [unowned self] in try self.deliverFetch(r, response, request: request, requestRef: requestRef) }

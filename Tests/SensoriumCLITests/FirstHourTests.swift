@@ -141,6 +141,12 @@ extension SensoriumCLITests {
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(fm.fileExists(atPath: folder.appendingPathComponent("kept.sqlite").path))
         assertContains(try sensorium(["inspect", "kept.sqlite"]).stdout, "pedometerData")
+        XCTAssertFalse(try sensorium(["inspect", "kept.sqlite"]).stderr.contains("warning"))
+        // A -journal beside it (an import under way, or one killed before its end): inspect says so.
+        try write("kept.sqlite-journal", "")
+        let journal = try sensorium(["inspect", "kept.sqlite"])
+        XCTAssertEqual(journal.status, 0, journal.stderr)
+        assertContains(journal.stderr, "warning: kept.sqlite-journal lies beside the store: an import into it is under way, or was stopped before it ended")
     }
 
     func testUsageIsPrintedOnlyForUsageErrors() throws {

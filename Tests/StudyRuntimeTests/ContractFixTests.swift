@@ -122,6 +122,33 @@ final class ContractFixTests: XCTestCase {
             + "or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too") == true, watchless.output)
     }
 
+    /// An empty fetch whose reason the protocol can fix says so, once per sensor and reason:
+    /// an `SRAbsoluteTime` given as a wall time, a range wholly inside the hold, a sensor never
+    /// recording. A fetch that is empty for none of these (a day before recording started) says nothing.
+    func testAnEmptyFetchWithAFixableReasonSaysIt() throws {
+        let h = try ProtocolHarness()
+        let o = try h.run(#"""
+        local T = require "t"
+        T.study({ "ambientLightSensor", "visits" })
+        local light, visits = sensorkit.reader "ambientLightSensor", sensorkit.reader "visits"
+        sensorkit.requestAuthorization({ "ambientLightSensor", "visits" }, function() light:startRecording() end)
+        schedule.at("2026-03-04 02:00", function(now)
+          T.log("absolute as wall", light:samples { from = sensorkit.now() - 86400, to = sensorkit.now() }:count())
+          T.log("again", light:samples { from = sensorkit.now() - 7200, to = sensorkit.now() }:count())
+          T.log("in the hold", light:samples { from = now - hours(3), to = now }:count())
+          T.log("never recording", visits:samples { from = time.studyStart(), to = now }:count())
+          T.log("before recording", light:samples { from = time.studyStart() - days(2), to = time.studyStart() - days(1) }:count())
+          T.log("fine", light:samples { from = time.studyStart(), to = now }:count() > 0)
+        end)
+        """#, days: 3)
+        XCTAssertEqual(o.lines, ["absolute as wall 0", "again 0", "in the hold 0", "never recording 0", "before recording 0", "fine true"])
+        XCTAssertEqual(o.logLines.count, 3, o.output)
+        XCTAssertTrue(o.logLines[0].contains("warn: ambientLightSensor: this fetch asks for data written up to 1970-"), o.output)
+        XCTAssertTrue(o.logLines[0].contains("SensorKit's own times (sensorkit.now(), sensorkit.absoluteTime) go in `fromAbsolute` and `toAbsolute`"), o.output)
+        XCTAssertTrue(o.logLines[1].contains("warn: ambientLightSensor: this fetch's range lies wholly inside SensorKit's 24-hour hold (data written after 2026-03-03 02:00 is not readable yet)"), o.output)
+        XCTAssertTrue(o.logLines[2].contains("warn: visits: the sensor was never recording for this participant"), o.output)
+    }
+
     /// Deletion records of an array-shaped sensor (accelerometer) reach didFetchResult as
     /// SRDeletionRecord tables with a reason, not as a SampleSet of the parent sensor.
     func testArraySensorDeletionRecordsAreDeletionRecords() throws {
