@@ -9,9 +9,9 @@ extension Bindings {
     /// non-table argument or a bad `enrol` value.
     func study(_ call: LuaCall) throws -> Int32 {
         let table = try call.table(1)
-        let mode = try EnrolmentMode.declared(in: table)
         let manifest = StudyManifest(table: Bindings.declaredEntries(table).filter { $0.key != "enrol" })
-        run.manifest = manifest
+        run.manifest = manifest   // before anything can fail: `check` reports the declaration beside the error
+        let mode = try EnrolmentMode.declared(in: table)
         if run.refusesUnknownStudyNames { try refuseUnknownNames(call, manifest) }
         run.model.study = manifest.resolved()
         run.studyDeclared = true

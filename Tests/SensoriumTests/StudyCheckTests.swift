@@ -44,6 +44,19 @@ final class StudyCheckTests: XCTestCase {
         XCTAssertEqual(check.errorCount, 3)
     }
 
+    /// A study{} that itself raises (a bad `enrol`) is still a declaration: its diagnostics
+    /// are reported beside the error, not "no study{}".
+    func testAStudyThatRaisesIsStillChecked() throws {
+        let code = #"""
+        study { id = "b", title = "B", usage = "U.", privacy_policy = "https://e.org/p", enrol = "automatc",
+                entitlements = { "ambient-light-sensor" }, sensors = { ambientLightSensor = { detail = "L." }, heartRate = { detail = "H." } } }
+        """#
+        let check = try Study(.source(code, name: "enrol.lua")).check()
+        XCTAssertTrue(check.declaresStudy)
+        XCTAssertEqual(check.diagnostics.map(\.code), ["missing-entitlement"])
+        XCTAssertTrue(check.topLevelError?.contains(#"study.enrol must be "auto""#) ?? false, "\(String(describing: check.topLevelError))")
+    }
+
     func testAProtocolWithoutStudyIsToldHowToDeclareOne() throws {
         let check = try Study(.source("local r = sensorkit.reader \"accelerometer\"", name: "bare.lua")).check()
         XCTAssertFalse(check.declaresStudy)
