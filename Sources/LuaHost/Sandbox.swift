@@ -48,6 +48,7 @@ public enum Sandbox {
         ("io", "file access is not available to protocols; use the report module to write output"),
         ("dofile", "loading files is not available; use require for stdlib and protocol modules"),
         ("loadfile", "loading files is not available; use require for stdlib and protocol modules"),
+        ("package", "modules load through require only, from the stdlib and the protocol's folder (no package.path, loaders or C modules)"),
     ]
     /// Fields removed from library tables.
     public static let removedFields: [(String, String)] = [
@@ -59,7 +60,10 @@ public enum Sandbox {
         ("os.tmpname", "file access is not available to protocols"),
         ("os.setlocale", "the locale is fixed so that output is repeatable"),
         ("string.dump", "bytecode is not available; Sensorium runs source text only"),
-    ]
+    ] + ["debug", "gethook", "getinfo", "getlocal", "getmetatable", "getregistry", "getupvalue", "getuservalue", "sethook",
+         "setlocal", "setmetatable", "setupvalue", "setuservalue", "upvalueid", "upvaluejoin", "setcstacklimit"].map {
+        ("debug.\($0)", "the debug library reaches into other code's variables and the host; only debug.traceback is available")
+    }
     /// `collectgarbage` options allowed.
     public static let collectGarbageOptions = ["collect", "step", "count", "isrunning"]
 

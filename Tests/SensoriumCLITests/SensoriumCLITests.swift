@@ -141,7 +141,7 @@ final class SensoriumCLITests: XCTestCase {
     func testRunInstallsTheSandboxAndPassesArguments() throws {
         try write("args.lua", """
             print(select('#', ...), ...)
-            print(rawget(_G, 'io'), rawget(_G, 'dofile'), package, getmetatable(''), debug.getinfo)
+            print(rawget(_G, 'io'), rawget(_G, 'dofile'), rawget(_G, 'package'), getmetatable(''), rawget(debug, 'getinfo'))
             """)
         let result = try sensorium(["run", "args.lua", "first", "second arg"])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -122,7 +122,7 @@ local function copy(t)
 end
 for _, name in ipairs(libraries) do
   local c = copy(G[name])
-  if name == "os" or name == "string" then raw_setmetatable(c, { __index = explain(name) }) end
+  if name == "os" or name == "string" or name == "debug" then raw_setmetatable(c, { __index = explain(name) }) end
   G[name] = c
 end
 -- Methods on strings use the protocol's `string` table, as in stock Lua.
