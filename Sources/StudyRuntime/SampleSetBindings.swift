@@ -40,6 +40,11 @@ extension Bindings {
         }
         for (name, grouping) in Bindings.namedGroupings {
             c.method(name, settles: false) { [unowned self] s, call in
+                // `set:byDay("lux")` means `set:byDay():mean("lux")` or the like: say so rather than ignore it.
+                if call.count > 1 {
+                    throw LuaScriptError("\(name) takes no arguments (got \(call.count - 1)): group first, then aggregate a field, "
+                        + "as in set:\(name)():mean(\"field\") or set:\(name)():count()")
+                }
                 call.push(GroupedSet(set: s, grouping: grouping), as: self.groupsClass)
                 return 1
             }

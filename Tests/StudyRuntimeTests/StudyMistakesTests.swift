@@ -97,4 +97,25 @@ final class StudyMistakesTests: XCTestCase {
         XCTAssertEqual(o.lines, ["SRSensorReader(heartRate)\tSRSensorReader(onWristState)"])
         XCTAssertTrue(o.logLines.allSatisfy { !$0.contains("8197") && !$0.contains("invalidEntitlement") }, o.output)
     }
+
+    /// `set:byDay("lux")` is a newcomer's shorthand for grouping and aggregating at once: the
+    /// grouping says how to write it instead of ignoring the field.
+    func testAGroupingGivenAFieldSaysToAggregateAfterIt() throws {
+        let h = try ProtocolHarness()
+        for name in ["byDay", "byHour", "byHourOfDay"] {
+            let error = try XCTUnwrap(h.failure(#"""
+            local T = require "t"
+            T.study({ "ambientLightSensor" })
+            local light = sensorkit.reader "ambientLightSensor"
+            sensorkit.requestAuthorization({ "ambientLightSensor" }, function() light:startRecording() end)
+            schedule.at("2026-03-03 12:00", function(now)
+              local set = light:samples { from = time.studyStart(), to = now }
+              local days = set:\#(name)("lux")
+            end)
+            """#) as? RunError)
+            XCTAssertEqual(error.line, 7, error.message)
+            XCTAssertTrue(error.message.contains("\(name) takes no arguments (got 1): group first, then aggregate a field, as in set:\(name)():mean(\"field\")"),
+                          error.message)
+        }
+    }
 }
