@@ -212,13 +212,17 @@ final class ReplWorld {
             return nowText
         case "advance":
             if words.count >= 3, words[1] == "to" {
-                guard let end = target(Array(words.dropFirst(2))) else { throw CommandError(ReplWorld.advanceUsage) }
+                guard let end = target(Array(words.dropFirst(2))) else {
+                    throw CommandError("'\(words.dropFirst(2).joined(separator: " "))' is not a time this reads\n" + ReplWorld.advanceUsage)
+                }
                 guard end >= current.now else {
                     throw CommandError("\(words.dropFirst(2).joined(separator: " ")) is in the past (now: \(nowText)); the clock only moves forward")
                 }
                 return try advance(to: end)
             }
-            guard words.count == 2, let d = LocalTime.parseDuration(words[1]), d >= 0 else { throw CommandError(ReplWorld.advanceUsage) }
+            guard words.count == 2 else { throw CommandError(ReplWorld.advanceUsage) }
+            guard let d = LocalTime.parseDuration(words[1]) else { throw CommandError("'\(words[1])' is not a duration\n" + ReplWorld.advanceUsage) }
+            guard d >= 0 else { throw CommandError("\(words[1]) would move the clock back (now: \(nowText)); the clock only moves forward") }
             return try advance(to: current.now + d)
         case "participant", "p":
             let ids = participants.map(\.id)

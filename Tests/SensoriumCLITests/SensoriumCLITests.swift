@@ -189,7 +189,9 @@ final class SensoriumCLITests: XCTestCase {
         assertContains(result.stderr, "input ended inside an unfinished chunk")
         // A command that cannot do what it was asked fails piped input too, and the next lines still run.
         for (command, message) in [(":participant P9", "no participant 'P9' (participants: P1, P2, P3)"),
-                                   (":advance to yesterday", "usage: :advance DURATION"),
+                                   (":advance to yesterday", "'yesterday' is not a time this reads\nusage: :advance DURATION"),
+                                   (":advance soon", "'soon' is not a duration\nusage: :advance DURATION"),
+                                   (":advance -5h", "-5h would move the clock back (now: 2026-03-02 00:00 GMT (study day 1), SR 2592000); the clock only moves forward"),
                                    (":advance to 2026-03-01 09:00", "2026-03-01 09:00 is in the past"),
                                    (":load", "usage: :load FILE")] {
             let failed = try sensorium(["repl"], input: "\(command)\n=6 * 7\n")
