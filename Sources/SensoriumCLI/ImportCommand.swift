@@ -8,7 +8,16 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import recorded SensorKit data into a study store (SQLite).",
         discussion: """
-        Formats: native (Sensorium's own folder, docs/native-format.md), mhc-csv (MyHeartCounts per-sensor CSV files, .csv, .csv.gz or .csv.zstd), mdh-json (a MyDataHelps SensorKit export tree, .json, .json.gz or .json.zstd); gzip and zstd files are recognised by their first bytes, whatever their names. The import is one transaction: on any error nothing is stored. Exact duplicates are dropped and counted; importing the same files again changes nothing.
+        Formats: native (Sensorium's own folder, docs/native-format.md), mhc (a MyHeartCounts \
+        upload tree: users/<uid>/SensorKit/<sensor>/*.csv.zstd and users/<uid>/liveHealthSamples/*.json.zstd, \
+        one user's folder or the folder above many; participants from the tree), mhc-csv \
+        (MyHeartCounts per-sensor CSV files of one participant, .csv, .csv.gz or .csv.zstd), \
+        mdh-json (a MyDataHelps SensorKit export tree, .json, .json.gz or .json.zstd); gzip \
+        and zstd files are recognised by their first bytes, whatever their names. The import \
+        is one transaction: on any error nothing is stored. Exact duplicates are dropped and \
+        counted; importing the same files again changes nothing. The summary names, per \
+        participant, sensor and device, the rows read, stored and dropped, every form met \
+        and every file not read, with why (docs/importing.md).
         """
     )
 
@@ -21,10 +30,10 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "The study store to create or add to (a .sqlite file).")
     var into: String
 
-    @Option(help: "mhc-csv: the participant the files belong to. native, mdh-json: import only this participant.")
+    @Option(help: "mhc-csv: the participant the files belong to. native, mhc, mdh-json: import only this participant.")
     var participant: String?
 
-    @Option(help: "IANA time zone for participants the input does not place (mhc-csv, mdh-json; default UTC).")
+    @Option(help: "IANA time zone for participants the input does not place (mhc, mhc-csv, mdh-json; default UTC).")
     var timezone: String?
 
     func validate() throws {

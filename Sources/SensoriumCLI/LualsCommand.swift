@@ -11,10 +11,10 @@ struct LualsCommand: ParsableCommand {
         commandName: "luals",
         abstract: "Writes Lua language server definitions of the API and a .luarc.json into a protocol folder.",
         discussion: """
-        Writes DIR/\(LuaLSDefinitions.libraryFolder)/*.lua (---@meta files: the host's classes, modules and
-        functions with parameters and returns, each stdlib module, sensor and field names as
-        string-literal types) and DIR/.luarc.json (Lua 5.4, the sandbox's globals, the library).
-        An editor with the Lua language server then completes the API and flags a misspelt sensor.
+        Writes DIR/\(LuaLSDefinitions.libraryFolder)/*.lua (---@meta files: the host's classes, modules and \
+        functions with parameters and returns, each stdlib module, sensor and field names as \
+        string-literal types) and DIR/.luarc.json (Lua 5.4, the sandbox's globals, the library). \
+        An editor with the Lua language server then completes the API and flags a misspelt sensor. \
         Run it again after upgrading Sensorium; an existing .luarc.json is replaced.
         """
     )

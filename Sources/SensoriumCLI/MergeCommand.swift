@@ -9,9 +9,9 @@ struct MergeCommand: ParsableCommand {
         commandName: "merge",
         abstract: "Join the --out folders of `sensorium run --shard i/n` into one run's output.",
         discussion: """
-        Prints what `sensorium run` over the whole cohort prints and writes its tables (CSV and
-        JSON) into --into. Refuses shards of different runs (protocol, stdlib, scenario, seed or
-        flags differ), missing shards and shards given twice, naming them. Exits 1 when the
+        Prints what `sensorium run` over the whole cohort prints and writes its tables (CSV and \
+        JSON) into --into. Refuses shards of different runs (protocol, stdlib, scenario, seed or \
+        flags differ), missing shards and shards given twice, naming them. Exits 1 when the \
         shards recorded findings (failed expect checks), like the run would have.
         """
     )

@@ -12,10 +12,10 @@ struct ReplCommand: ParsableCommand {
         commandName: "repl",
         abstract: "A Lua prompt inside a study world, simulated or recorded (line editing, history, =expr, :help).",
         discussion: """
-        Each participant has a Lua state with the full protocol API (sensorkit, schedule, time,
-        report, log). Give a protocol to load its declarations first; --recording STORE replays a
-        store made by `sensorium import` instead of simulating. Commands: :now, :advance 26h,
-        :advance to tomorrow 09:00, :load FILE, :participant P2, :sensors, :status, :report,
+        Each participant has a Lua state with the full protocol API (sensorkit, schedule, time, \
+        report, log). Give a protocol to load its declarations first; --recording STORE replays a \
+        store made by `sensorium import` instead of simulating. Commands: :now, :advance 26h, \
+        :advance to tomorrow 09:00, :load FILE, :participant P2, :sensors, :status, :report, \
         :help [NAME], :quit. Tab completes names; `_` is the last value printed.
         """
     )

@@ -7,9 +7,9 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run a study protocol in virtual time (or a plain Lua script).",
         discussion: """
-        A folder runs its protocol.lua with its scenario.lua, as a protocol. A file that
-        declares study{...} runs as a protocol too; any other file (or a folder without a
-        scenario.lua) runs once as a plain script, unless a world flag such as --days
+        A folder runs its protocol.lua with its scenario.lua, as a protocol. A file that \
+        declares study{...} runs as a protocol too; any other file (or a folder without a \
+        scenario.lua) runs once as a plain script, unless a world flag such as --days \
         makes it a protocol.
         """
     )
