@@ -43,8 +43,11 @@ public enum Suggestions {
             let gap = abs(nameLength - lc.unicodeScalars.count)
             let d = gap > threshold ? gap : editDistance(name, candidate)
             let contains = loweredCount >= 4 && (lc.contains(lowered) || lowered.contains(lc))
+            // A name the candidate starts with ("pedometer" for pedometerData) is the closest
+            // but for one typo: closer than a word a couple of edits away ("odometer").
+            let prefix = loweredCount >= 4 && lc.hasPrefix(lowered)
             if d <= threshold || contains {
-                scored.append((contains && d > threshold ? threshold + 1 : d, index, candidate))
+                scored.append((prefix ? min(d, 1) : contains && d > threshold ? threshold + 1 : d, index, candidate))
             }
         }
         scored.sort { ($0.distance, $0.index) < ($1.distance, $1.index) }

@@ -28,9 +28,10 @@ extension Bindings {
 
     func runtimeFunctions() -> [(String, LuaFunction)] {
         [
-            ("undeclared_sensor", { call in
+            ("undeclared_sensor", { [unowned self] call in
                 let declared = try call.table(2)
-                call.push(Bindings.undeclaredSensorMessage(call.value(1), declared: (declared.arrayValue ?? []).compactMap(\.stringValue)))
+                call.push(Bindings.undeclaredSensorMessage(call.value(1), declared: (declared.arrayValue ?? []).compactMap(\.stringValue),
+                                                           entitled: self.run.model.study.entitledSensors))
                 return 1
             }),
             ("log", { [unowned self] call in

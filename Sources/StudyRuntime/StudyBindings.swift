@@ -45,7 +45,8 @@ extension Bindings {
 
     /// `sensors[key]` for a key study{} did not declare (the runtime prelude's `sensors`
     /// guard calls it): the error message, naming the declared sensors and the closest.
-    static func undeclaredSensorMessage(_ key: LuaValue, declared: [String]) -> String {
+    /// `entitled`: the sensors the study's entitlements allow (the advice names only what is missing).
+    static func undeclaredSensorMessage(_ key: LuaValue, declared: [String], entitled: Set<Sensor> = []) -> String {
         let names = declared.sorted()
         let list = names.isEmpty ? "study{} declares no sensors" : "study{} declares " + names.joined(separator: ", ")
         guard let name = key.stringValue else {
@@ -53,7 +54,8 @@ extension Bindings {
         }
         var advice = ""
         if let sensor = Sensor(name: name) {
-            advice = "; to use it, add \(sensor.rawValue) = { detail = \"…\" } to study{}'s sensors and '\(sensor.info.entitlement)' to its entitlements"
+            advice = "; to use it, add \(sensor.rawValue) = { detail = \"…\" } to study{}'s sensors"
+                + (entitled.contains(sensor) ? " (its entitlement '\(sensor.info.entitlement)' is there)" : " and '\(sensor.info.entitlement)' to its entitlements")
         } else {
             var close = Suggestions.closest(to: name, among: names, limit: 1)
             if close.isEmpty { close = SensorCatalogue.sensorSuggestions(for: name).prefix(1).map { $0 } }

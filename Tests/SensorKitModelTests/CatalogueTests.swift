@@ -249,6 +249,10 @@ final class CatalogueTests: XCTestCase {
         XCTAssertEqual(SensorCatalogue.sensorSuggestions(for: "wristTemprature").first, "wristTemperature")
         XCTAssertEqual(SensorCatalogue.sensorSuggestions(for: "motion-acclerometer").first, "accelerometer")
         XCTAssertTrue(SensorCatalogue.sensorSuggestions(for: "zzzzzzzzzzzz").isEmpty)
+        // A name the sensor's starts with comes before a word two edits away.
+        XCTAssertEqual(SensorCatalogue.sensorSuggestions(for: "pedometer").first, "pedometerData")
+        XCTAssertEqual(SensorCatalogue.sensorSuggestions(for: "heart").first, "heartRate")
+        XCTAssertEqual(SensorCatalogue.sensorSuggestions(for: "odometr").first, "odometer")
     }
 
     func testEntitlementLookup() {

@@ -61,6 +61,11 @@ final class StudyMistakesTests: XCTestCase {
         let undeclared = try XCTUnwrap((try h.failure(declared + "local hr = sensors.heartRate\n") as? RunError)?.message)
         XCTAssertTrue(undeclared.hasSuffix("/protocol.lua:6: sensors.heartRate: not declared; study{} declares ambientLightSensor, onWristState; "
                                            + "to use it, add heartRate = { detail = \"…\" } to study{}'s sensors and 'heart-rate' to its entitlements"), undeclared)
+        // Entitled already: the advice names only the usage detail.
+        let entitled = declared.replacingOccurrences(of: #""on-wrist" }"#, with: #""on-wrist", "heart-rate" }"#)
+        XCTAssertNotEqual(entitled, declared)
+        let detailOnly = try XCTUnwrap((try h.failure(entitled + "local hr = sensors.heartRate\n") as? RunError)?.message)
+        XCTAssertTrue(detailOnly.hasSuffix("to use it, add heartRate = { detail = \"…\" } to study{}'s sensors (its entitlement 'heart-rate' is there)"), detailOnly)
         // Declared sensors, pairs and the returned table are as before.
         let o = try h.run(declared + #"""
         local names = {}
