@@ -170,6 +170,13 @@ public enum MDHFormat {
             + "device-type folder '\(folder)' (a \(job.kind.rawValue)): stored as the folder says, a \(job.kind.rawValue) with the object's fields"
     }
 
+    /// The keys of a file's `device` object that are not SRDevice's (`serial`): the summary
+    /// names them as not understood.
+    static func unknownDeviceKeys(_ v: FieldValue) -> [String] {
+        let known: Set<String> = ["name", "model", "systemName", "systemVersion", "productType"]
+        return (v.objectValue?.keys).map { $0.filter { !known.contains($0) }.sorted() } ?? []
+    }
+
     static func deviceFrom(_ v: FieldValue, job: FileJob, reader: JSONReader) throws -> SRDevice {
         guard let o = v.objectValue else { throw reader.error("expected the device as an object (systemVersion, systemName, model, name)") }
         func s(_ k: String) -> String? { o[k]?.stringValue }
@@ -188,6 +195,12 @@ struct SampleMapper {
     let rowTime: FieldSchema?
     let rowTimePath: [String]
     let knownTop: Set<String>
+    /// Every path of the schema and the objects on the way (`chromaticity`, `chromaticity.x`):
+    /// a key below a known object that is none of them is reported as not understood.
+    let knownPaths: Set<String>
+    /// The objects on the way only (`chromaticity`): a field's own value may be an object
+    /// (a `{value, unit}` measurement) that `append` reads whole.
+    let objectPaths: Set<String>
     /// The file's unit of item timestamps (decided by its first item).
     let itemTimes: MDHItemTimes
 
@@ -201,6 +214,30 @@ struct SampleMapper {
         var top = Set(paths.compactMap(\.first))
         if let f = rowTimePath.first { top.insert(f) }
         knownTop = top
+        var known = Set<String>(), objects = Set<String>()
+        for path in paths + [rowTimePath] where !path.isEmpty {
+            for depth in 1...path.count {
+                known.insert(path.prefix(depth).joined(separator: "."))
+                if depth < path.count { objects.insert(path.prefix(depth).joined(separator: ".")) }
+            }
+        }
+        // A DateInterval's `duration` (Foundation encodes start and duration) is its end − start: known, not stored twice.
+        for o in objects where o.hasSuffix("DateInterval") { known.insert(o + ".duration") }
+        knownPaths = known
+        objectPaths = objects.subtracting(paths.map { $0.joined(separator: ".") })
+    }
+
+    /// Counts the keys inside `o` (the object at schema path `prefix`, itself known) that no
+    /// schema path names (`chromaticity.z`), and those inside known objects below it.
+    private func countUnknownKeys(in o: [(String, FieldValue)], at prefix: String, into notUnderstood: inout [String: Int]) {
+        for (k, v) in o {
+            let path = prefix + "." + k
+            guard knownPaths.contains(path) else {
+                notUnderstood["\(sensor.rawValue) sample: \(ImportError.excerpt(path))", default: 0] += 1
+                continue
+            }
+            if objectPaths.contains(path), case .object(let inner) = v { countUnknownKeys(in: inner, at: path, into: &notUnderstood) }
+        }
     }
 
     /// Adds the rows of `item`; returns how many. Counts fields nobody understood in
@@ -268,8 +305,12 @@ struct SampleMapper {
         guard case .object(let o) = e else {
             throw ImportError(file: file, jsonPath: path, "expected a sample object with Apple's property names")
         }
-        for (k, _) in o where !knownTop.contains(k) {
-            notUnderstood["\(sensor.rawValue) sample: \(ImportError.excerpt(k))", default: 0] += 1
+        for (k, v) in o {
+            guard knownTop.contains(k) else {
+                notUnderstood["\(sensor.rawValue) sample: \(ImportError.excerpt(k))", default: 0] += 1
+                continue
+            }
+            if objectPaths.contains(k), case .object(let inner) = v { countUnknownKeys(in: inner, at: k, into: &notUnderstood) }
         }
         // The sample's own time; without one, the producers' rule for an optional time (heart
         // rate's `date`: SpeziSensorKit HeartRate.swift L26) is the fetch result's timestamp.

@@ -126,6 +126,9 @@ enum MDHPipeline {
                     let v = try reader.value()
                     device = try MDHFormat.deviceFrom(v, job: job, reader: reader)
                     if let w = MDHFormat.kindMismatch(v, job: job), !warnings.contains(w) { warnings.append(w) }
+                    for key in MDHFormat.unknownDeviceKeys(v) {
+                        notUnderstood["\(job.sensor.rawValue) device: \(ImportError.excerpt(key))", default: 0] += 1
+                    }
                 case "samples":
                     // The second reader stops before the window can move.
                     defer { dropSpeculation() }

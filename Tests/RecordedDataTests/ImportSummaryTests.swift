@@ -44,6 +44,25 @@ final class ImportSummaryTests: XCTestCase {
         XCTAssertEqual(devices.filter { $0.productType == "Watch6,14" }.map(\.kind).sorted { $0.rawValue < $1.rawValue }, [.phone, .watch])
     }
 
+    /// Keys no schema path names are counted as not understood at any depth (`chromaticity.z`)
+    /// and in the device object (`serial`); a DateInterval's `duration` (its end − start) and a
+    /// file's known keys are not.
+    func testKeysNotUnderstoodAreNamedAtAnyDepth() throws {
+        let dir = try recordedTempDir(self)
+        let root = dir.appendingPathComponent("RK.1.P_1-2")
+        let device = Self.phone.replacingOccurrences(of: "}", with: ",\"serial\":\"F2LX\"}")
+        let item = "{\"timestamp\":\(Self.t0 * 1000),\"sample\":{\"lux\":5,\"chromaticity\":{\"x\":0.3,\"y\":0.4,\"z\":0.3},\"placement\":\"FrontTop\"}}"
+        try writeFile(root, "sensorkit-ambient-light-sensor/iPhone/P1/p1/\(Self.window)", "{\"device\":\(device),\"samples\":[\(item)]}")
+        let visit = "{\"timestamp\":\(Self.t0 * 1000),\"sample\":{\"distanceFromHome\":1200.0,"
+            + "\"arrivalDateInterval\":{\"start\":\"2023-11-08T08:00:00Z\",\"end\":\"2023-11-08T08:15:00Z\",\"duration\":900},"
+            + "\"departureDateInterval\":{\"start\":\"2023-11-08T17:00:00Z\",\"end\":\"2023-11-08T17:15:00Z\",\"duration\":900},"
+            + "\"locationCategory\":\"Work\",\"identifier\":\"ABC\"}}"
+        try writeFile(root, "sensorkit-visits/iPhone/P1/p1/\(Self.window)", "{\"device\":\(Self.phone),\"samples\":[\(visit)]}")
+        let (stats, _) = try importing(.mdhJSON, root, into: dir)
+        XCTAssertEqual(stats.rowsStored, 2)
+        XCTAssertEqual(stats.notUnderstood, ["ambientLightSensor sample: chromaticity.z": 1, "ambientLightSensor device: serial": 1])
+    }
+
     /// The summary counts each participant's devices apart: two participants' phones of one
     /// product type are two lines, not one line adding them up.
     func testSummaryCountsEachParticipantApart() throws {
