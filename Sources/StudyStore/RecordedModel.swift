@@ -70,13 +70,15 @@ public struct ImportStats: Sendable, Hashable {
     public struct StreamLabel: Sendable, Hashable, Comparable {
         public var participant: String
         public var sensor: Sensor
-        /// The device's kind, model and product type ("watch Watch7,2").
+        /// The device's kind, product type (or model) and system ("watch Watch7,2 watchOS 10.4"):
+        /// a watch before and after a watchOS update in the middle of a study is two devices.
         public var device: String
         public init(participant: String, sensor: Sensor, device: SRDevice) {
             self.participant = participant
             self.sensor = sensor
             let product = device.productType.isEmpty ? device.model : device.productType
-            self.device = "\(device.kind.rawValue) \(product)"
+            let system = [device.systemName, device.systemVersion].filter { !$0.isEmpty }.joined(separator: " ")
+            self.device = "\(device.kind.rawValue) \(product)" + (system.isEmpty ? "" : " \(system)")
         }
         public static func < (a: StreamLabel, b: StreamLabel) -> Bool {
             (a.participant, a.sensor.rawValue, a.device) < (b.participant, b.sensor.rawValue, b.device)

@@ -72,8 +72,8 @@ final class ImportSummaryTests: XCTestCase {
         try mdhLight(root, folder: "iPhone", participant: "P2", deviceID: "p2", device: Self.phone, rows: 5)
         let (stats, _) = try importing(.mdhJSON, root, into: dir)
         let report = stats.report()
-        XCTAssertTrue(report.contains("\n  P1  ambientLightSensor phone iPhone15,2  3 read, 3 stored, duplicates: 0 in the input, 0 already stored\n"), report)
-        XCTAssertTrue(report.contains("\n  P2  ambientLightSensor phone iPhone15,2  5 read, 5 stored, duplicates: 0 in the input, 0 already stored\n"), report)
+        XCTAssertTrue(report.contains("\n  P1  ambientLightSensor phone iPhone15,2 iOS 17.1  3 read, 3 stored, duplicates: 0 in the input, 0 already stored\n"), report)
+        XCTAssertTrue(report.contains("\n  P2  ambientLightSensor phone iPhone15,2 iOS 17.1  5 read, 5 stored, duplicates: 0 in the input, 0 already stored\n"), report)
         XCTAssertEqual(stats.bySensor[.ambientLightSensor]?.rowsRead, 8)
     }
 

@@ -18,6 +18,9 @@ extension SensoriumCLITests {
         let store = self.folder.appendingPathComponent("watches.sqlite").path
         let imported = try sensorium(["import", "--format", "mhc", self.folder.appendingPathComponent("tree").path, "--into", store])
         XCTAssertEqual(imported.status, 0, imported.stderr)
+        // The summary counts them apart too.
+        assertContains(imported.stdout, "uO  heartRate watch Watch7,2 watchOS 10.4  288 read, 288 stored")
+        assertContains(imported.stdout, "uO  heartRate watch Watch7,2 watchOS 10.5  144 read, 144 stored")
 
         let each = try sensorium(["repl", "--recording", store], input: """
             sensorkit.requestAuthorization({ "heartRate" }, function() end)

@@ -61,8 +61,8 @@ extension SensoriumCLITests {
         assertContains(summary, "heartRate date: absent in 873 sample(s); timed by their item's timestamp")
         assertContains(summary, "duplicates dropped: 18 (18 exact duplicates in the input, 0 already stored)")
         // Per participant and device: each participant's phone on a line of its own.
-        assertContains(summary, "MDH-P1  accelerometer phone iPhone15,2       750 read, 750 stored")
-        assertContains(summary, "MDH-P2  accelerometer phone iPhone15,2       750 read, 750 stored")
+        assertContains(summary, "MDH-P1  accelerometer phone iPhone15,2 iOS 17.1          750 read, 750 stored")
+        assertContains(summary, "MDH-P2  accelerometer phone iPhone15,2 iOS 17.1          750 read, 750 stored")
     }
 
     func testMyHeartCountsTreeImportsWholeAndMatchesTheFiles() throws {
