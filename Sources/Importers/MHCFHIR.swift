@@ -59,6 +59,12 @@ private final class FHIRFile {
     var notUnderstood: [String: Int] = [:]
     var zones: Set<String> = []
     var noDate = 0, instantOnly = 0, unknownWrist = 0, unknownCrown = 0, noDevice = 0, droppedCategories = 0
+    /// ECG observations whose batches, rebuilt back to back before effectivePeriod.end (the
+    /// last batch's date: MyHeartCounts' session duration is the last batch's offset), reach
+    /// more than a second before effectivePeriod.start (the session's start): more samples than
+    /// the period holds. The first such one's id or path. (Batches that begin after the start
+    /// are what a session whose begin state precedes its first batch gives.)
+    var ecgSpanMismatches = 0, firstECGSpanMismatch = ""
 
     init(job: MHCTree.FHIRJob, session: ImportSession) {
         self.job = job
@@ -201,6 +207,8 @@ private final class FHIRFile {
         }
         var cells: [String: FieldValue] = ["onWrist": .bool(on)]
         var sawWrist = false, sawCrown = false
+        // Counted only for an observation that is stored (one without a date is skipped, and said so apart).
+        var wristUnknown = false, crownUnknown = false
         if let comps = o["component"] {
             guard let items = comps.arrayItems else { throw fail(path + ".component", "component", "expected an array of components") }
             for (k, c) in items.enumerated() {
@@ -215,7 +223,7 @@ private final class FHIRFile {
                 }
                 for key in co.keys.sorted() where key != "code" && key != "valueString" { unknown("component \(key)") }
                 guard let vs = co["valueString"] else {
-                    if field == "wristLocation" { unknownWrist += 1 } else { unknownCrown += 1 }
+                    if field == "wristLocation" { wristUnknown = true } else { crownUnknown = true }
                     continue
                 }
                 guard let s = vs.stringValue, s == "left" || s == "right" else {
@@ -224,8 +232,8 @@ private final class FHIRFile {
                 cells[field] = .int(s == "left" ? 0 : 1)
             }
         }
-        if !sawWrist { unknownWrist += 1 }
-        if !sawCrown { unknownCrown += 1 }
+        if !sawWrist { wristUnknown = true }
+        if !sawCrown { crownUnknown = true }
         let write: Double
         if let p = o["effectivePeriod"] {
             let (s, e) = try period(p, path: path + ".effectivePeriod")
@@ -240,6 +248,8 @@ private final class FHIRFile {
             noDate += 1
             return nil
         }
+        if wristUnknown { unknownWrist += 1 }
+        if crownUnknown { unknownCrown += 1 }
         return FHIRRow(write: write, time: write, cells: cells)
     }
 
@@ -364,7 +374,7 @@ private final class FHIRFile {
     // MARK: ECG (ECG+FHIR.swift L15–112)
 
     func ecg(_ o: [String: FieldValue], path: String, device: SRDevice) throws {
-        let (_, end) = try period(o["effectivePeriod"], path: path + ".effectivePeriod")
+        let (start, end) = try period(o["effectivePeriod"], path: path + ".effectivePeriod")
         guard let comps = o["component"]?.arrayItems, !comps.isEmpty else {
             throw fail(path + ".component", "component", "expected an array of components, one per ECG batch (valueSampledData)")
         }
@@ -404,6 +414,14 @@ private final class FHIRFile {
             dates[k] = t
         }
         let id = o["id"]?.stringValue
+        if let first = dates.first, first < start - 1 {
+            if ecgSpanMismatches == 0 {
+                let utc = { (t: Double) in LocalTime.wallLabel(t, "%Y-%m-%d %H:%M:%S UTC") }
+                firstECGSpanMismatch = "\(id.map { "'\(ImportError.excerpt($0))'" } ?? path): batches rebuilt from \(utc(first)), "
+                    + "effectivePeriod from \(utc(start))"
+            }
+            ecgSpanMismatches += 1
+        }
         let r = rowsFor(device)
         for (k, b) in batches.enumerated() {
             var cells: [String: FieldValue] = ["frequency": .double(1000 / b.period), "sessionState": .int(2), "data": .array(b.values)]
@@ -428,6 +446,10 @@ private final class FHIRFile {
         }
         if sensor == .onWristState, unknownWrist + unknownCrown > 0 {
             session.stats.warn("\(name): wrist location unknown in \(unknownWrist), crown orientation unknown in \(unknownCrown) on-wrist observation(s) (a component without a value): stored as missing")
+        }
+        if ecgSpanMismatches > 0 {
+            session.stats.warn("\(name): \(ecgSpanMismatches) ECG observation(s) holding more samples than their effectivePeriod spans (the first: \(firstECGSpanMismatch)): "
+                + "their batch dates, rebuilt back to back before effectivePeriod.end, reach before its start; check the upload")
         }
         if noDevice > 0 {
             session.stats.warn("\(name): \(noDevice) observation(s) without the sourceDevice extension: stored under a generic \(sensor.deviceKinds.contains(.watch) ? "Apple Watch" : "iPhone")")

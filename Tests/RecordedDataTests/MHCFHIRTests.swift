@@ -207,6 +207,21 @@ final class MHCFHIRTests: XCTestCase {
         XCTAssertEqual(present(b, "offWristDate"), [true, false])
     }
 
+    /// An on-wrist observation without a date is skipped and said so, and is not counted again
+    /// among those whose wrist or crown is unknown (only stored ones are).
+    func testASkippedOnWristObservationIsCountedOnce() throws {
+        let dir = try recordedTempDir(self)
+        let undated = Self.onWristPeriod()
+            .replacingOccurrences(of: "\"effectivePeriod\":{\"start\":\"\(Self.start)\",\"end\":\"\(Self.end)\"},", with: "")
+            .replacingOccurrences(of: "\"component\":[\(Self.component("watchWristLocation", "left")),\(Self.component("watchCrownOrientation", "right"))],", with: "")
+        XCTAssertFalse(undated.contains("effectivePeriod") || undated.contains("component"), undated)
+        try upload(dir, "com.apple.SensorKit.onWristState_8D1C0B5E-0000-4000-8000-000000000009.json.zstd", "[\(Self.onWristPeriod()),\(undated)]")
+        let stats = try importTree(try store(dir), dir)
+        XCTAssertEqual(stats.rowsStored, 1)
+        XCTAssertEqual(stats.warnings.filter { $0.contains("1 on-wrist observation(s) without effectivePeriod or effectiveInstant skipped") }.count, 1, "\(stats.warnings)")
+        XCTAssertEqual(stats.warnings.filter { $0.contains("wrist location unknown") }, [], "the skipped one is not counted as stored with its wrist unknown")
+    }
+
     func testVisits() throws {
         let dir = try recordedTempDir(self)
         try upload(dir, "com.apple.SensorKit.visits_8D1C0B5E-0000-4000-8000-000000000002.json", "[\(Self.visit())]")
@@ -276,6 +291,25 @@ final class MHCFHIRTests: XCTestCase {
         XCTAssertEqual(present(b, "sessionGuidance"), [false, false])
         let v = { (x: Double) in FieldValue.object([("value", .double(x))]) }
         XCTAssertEqual(values(b, "data"), [.array([v(-12.346), v(3.5), v(210)]), .array([v(200), v(-0.0), v(17.25)])])
+    }
+
+    /// An ECG whose batches hold more samples than its effectivePeriod spans (rebuilt back to
+    /// back before the end, they reach before the start) is stored and named in a warning.
+    func testAnECGLongerThanItsPeriodIsNamed() throws {
+        let dir = try recordedTempDir(self)
+        let long = Array(repeating: "1.000", count: 1_536).joined(separator: " ")   // 3 s at 512 Hz: 2 s before a 1-s period
+        try upload(dir, "com.apple.SensorKit.ECG_8D1C0B5E-0000-4000-8000-000000000005.json.zstd",
+                   "[\(Self.ecg.replacingOccurrences(of: "-12.346 3.500 210.000", with: long))]")
+        let s = try store(dir)
+        let stats = try importTree(s, dir)
+        XCTAssertEqual(stats.rowsStored, 2)
+        XCTAssertEqual(stats.warnings.filter { $0.contains("ECG") }.count, 1, "\(stats.warnings)")
+        XCTAssertTrue(stats.warnings.contains { $0.contains("1 ECG observation(s) holding more samples than their effectivePeriod spans (the first: '5E6F7A8B-9C0D-4E1F-A203-B4C5D6E7F809'") },
+                      "\(stats.warnings)")
+        // The fixture's own ECG (batches inside its period) is not named.
+        let plain = try recordedTempDir(self)
+        try upload(plain, "com.apple.SensorKit.ECG_8D1C0B5E-0000-4000-8000-000000000004.json.zstd", "[\(Self.ecg)]")
+        XCTAssertEqual(try importTree(try store(plain), plain).warnings.filter { $0.contains("ECG") }, [])
     }
 
     func testBadInputsNameFileElementAndField() throws {
