@@ -133,7 +133,7 @@ extension Bindings {
         // `reader:devices()[1]` is nil and naming it changes nothing.
         let holding: [SRDevice]? = if case .devices(let d)? = try? run.model.fetchDevices(r.sensor, stream: r.stream, source: run.source) { d } else { nil }
         let advice = holding?.isEmpty == true
-            ? "No device holds its data for this participant now: reader:devices() is empty (no \(kinds == "an Apple Watch" ? "watch" : "such device"), or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too; check `#reader:devices() > 0` first"
+            ? "No device holds its data for this participant now: reader:devices() is empty (no \(kinds == "an Apple Watch" ? "watch" : "such device"), or its data not yet past the hold), so `device = reader:devices()[1]` is nil too; check `#reader:devices() > 0` first"
             : "Name the device: `device = reader:devices()[1]` (the devices holding its data; fetchDevices on the delegate path)"
         run.log("warn", "\(r.sensor.rawValue): \(read), which cannot have \(r.sensor.rawValue) (\(kinds) sensor): its answer is empty. " + advice)
     }

@@ -119,7 +119,7 @@ final class ContractFixTests: XCTestCase {
         XCTAssertEqual(watchless.lines, ["devices 0 0"])
         XCTAssertEqual(watchless.logLines.count, 1, watchless.output)
         XCTAssertTrue(watchless.logLines.first?.contains("its answer is empty. No device holds its data for this participant now: reader:devices() is empty (no watch, "
-            + "or its data not yet past the 24-hour hold), so `device = reader:devices()[1]` is nil too") == true, watchless.output)
+            + "or its data not yet past the hold), so `device = reader:devices()[1]` is nil too") == true, watchless.output)
     }
 
     /// An empty fetch whose reason the protocol can fix says so, once per sensor and reason:
