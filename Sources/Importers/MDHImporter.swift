@@ -491,6 +491,12 @@ final class MDHItemTimes {
         return seconds
     }
 
+    /// The UTC offset (`-0600`) the query window of a MyDataHelps file name is stamped with, or nil.
+    static func windowOffset(fileName: String) -> String? {
+        guard queryWindow(fileName: fileName) != nil else { return nil }
+        return String(decoding: Array(fileName.utf8)[17..<22], as: UTF8.self)
+    }
+
     /// The query window of a MyDataHelps file name: two times `YYYY-MM-DDTHHMMSS±HHMM` joined
     /// by `_` (the extension and anything after the second time ignored). Nil for other names.
     static func queryWindow(fileName: String) -> (from: Double, to: Double)? {

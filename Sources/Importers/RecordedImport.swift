@@ -136,7 +136,13 @@ extension RecordedStore {
                     try session.addParticipant(RecordedParticipant(id: j.participant, timeZone: request.timeZone ?? "UTC",
                                                                     timeZoneKnown: request.timeZone != nil))
                 }
-                if request.timeZone == nil { session.stats.warn("MyDataHelps exports carry no time zone: UTC assumed (use --timezone)") }
+                if request.timeZone == nil {
+                    // The query windows in the file names carry the exporting phone's UTC offset then: a hint, not a zone.
+                    let offsets = Set(mdhJobs.compactMap { MDHItemTimes.windowOffset(fileName: URL(fileURLWithPath: $0.path).lastPathComponent) }).sorted()
+                    let hint = offsets.isEmpty ? "" : "; the files' query windows are stamped with UTC offset\(offsets.count == 1 ? "" : "s") "
+                        + offsets.joined(separator: ", ") + " (the exporting phone's, then): give the zone that has it, as an IANA name (--timezone America/Chicago)"
+                    session.stats.warn("MyDataHelps exports carry no time zone: UTC assumed (use --timezone)" + hint)
+                }
                 try MDHFormat.importFiles(mdhJobs, session: session, progress: progress, readAhead: request.readAhead)
             }
             // Nothing read is an error (the transaction stores nothing), naming what was skipped.

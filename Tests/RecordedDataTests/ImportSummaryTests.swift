@@ -61,6 +61,9 @@ final class ImportSummaryTests: XCTestCase {
         let (stats, _) = try importing(.mdhJSON, root, into: dir)
         XCTAssertEqual(stats.rowsStored, 2)
         XCTAssertEqual(stats.notUnderstood, ["ambientLightSensor sample: chromaticity.z": 1, "ambientLightSensor device: serial": 1])
+        // No --timezone: the offset the file names are stamped with is given as a hint.
+        XCTAssertTrue(stats.warnings.contains { $0.hasPrefix("MyDataHelps exports carry no time zone: UTC assumed (use --timezone); the files' query windows are stamped with UTC offset -0600 ") },
+                      "\(stats.warnings)")
     }
 
     /// The summary counts each participant's devices apart: two participants' phones of one
