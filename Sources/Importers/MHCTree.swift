@@ -133,9 +133,9 @@ enum MHCTree {
     /// (`HK…`) directly in the folder; otherwise not named as MyHeartCounts names an upload,
     /// `inSubfolder`: in a folder below it, where MyHeartCounts writes none.
     static func notSensorUpload(id: String, inSubfolder: Bool) -> String {
-        let where_ = inSubfolder ? "in a subfolder of liveHealthSamples/, where MyHeartCounts writes no uploads, and " : ""
+        let place = inSubfolder ? "in a subfolder of liveHealthSamples/, where MyHeartCounts writes no uploads, and " : ""
         if !inSubfolder, id.hasPrefix("HK") { return "not SensorKit data (a HealthKit sample upload: '\(ImportError.excerpt(id))')" }
-        return "\(where_)not named as a MyHeartCounts SensorKit upload (<sensor id>_<UUID>.json.zstd, such as com.apple.SensorKit.onWristState_…): "
+        return "\(place)not named as a MyHeartCounts SensorKit upload (<sensor id>_<UUID>.json.zstd, such as com.apple.SensorKit.onWristState_…): "
             + "'\(ImportError.excerpt(id))' is not a SensorKit sensor id"
     }
 
