@@ -70,7 +70,7 @@ extension SensoriumCLITests {
         assertContains(summary, "ambientLightSensor watch Watch7,2")
         assertContains(summary, "wristTemperature watch Watch6,1")
         // The re-upload of one day under a new name: its rows are dropped as duplicates.
-        assertContains(summary, "u7Qm2Lx  ambientLightSensor phone iPhone16,1  256 read, 192 stored, duplicates: 64 in the input")
+        assertContains(summary, "u7Qm2Lx  ambientLightSensor phone iPhone16,1 iOS 17.4    256 read, 192 stored, duplicates: 64 in the input")
         assertContains(summary, "not SensorKit data (a HealthKit sample upload: 'HKQuantityTypeIdentifierStepCount')")
     }
 
