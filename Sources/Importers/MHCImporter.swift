@@ -304,14 +304,17 @@ public enum MHCFormat {
                 if let raw = NumberParser.int(pb) {
                     guard placementType.accepts(raw: raw) else { throw fail(2, "a placement (\(placementType.allowedRaw))") }
                     b.columns[slot[2]].appendInt(raw)
-                } else if let raw = placementType.rawValue(forProducerName: try csv.text(2, column: columns[2])) {
-                    b.columns[slot[2]].appendInt(raw)
-                } else if let raw = FieldType.producerUnknownRaw(try csv.text(2, column: columns[2])) {
-                    // SpeziSensorKit's text for a raw value it has no name for: SensorKit's own value, named in the summary.
-                    b.columns[slot[2]].appendInt(raw)
-                    forms.insert(ImportForm.unnamedRawValue(sensor, field: "placement", raw: raw))
                 } else {
-                    throw fail(2, "a placement (\(placementType.namedValues.map(\.name).joined(separator: " ")) in any case, or unknown<N> with N a whole number, 0 or more)")
+                    let text = try csv.text(2, column: columns[2])
+                    if let raw = placementType.rawValue(forProducerName: text) {
+                        b.columns[slot[2]].appendInt(raw)
+                    } else if let raw = FieldType.producerUnknownRaw(text) {
+                        // SpeziSensorKit's text for a raw value it has no name for: SensorKit's own value, named in the summary.
+                        b.columns[slot[2]].appendInt(raw)
+                        forms.insert(ImportForm.unnamedRawValue(sensor, field: "placement", raw: raw))
+                    } else {
+                        throw fail(2, "a placement (\(placementType.namedValues.map(\.name).joined(separator: " ")) in any case, or unknown<N> with N a whole number, 0 or more)")
+                    }
                 }
                 for i in 3...4 {
                     guard let v = NumberParser.double(csv.bytes(i)), v.isFinite else { throw fail(i, "a finite number") }

@@ -370,7 +370,7 @@ public struct StudyManifest: Sendable, Hashable {
 
         // Usage details.
         var detailed: [Sensor: (key: String, detail: UsageDetail?)] = [:]
-        var namedOnTheirOwn = Set<Sensor>()
+        let namedOnTheirOwn = resolved().namedOnTheirOwn
         var detailsUsable = false
         if let d = usageDetails {
             if let entries = d.entries {
@@ -384,7 +384,6 @@ public struct StudyManifest: Sendable, Hashable {
                         out.append(Diagnostic(.error, "unknown-sensor", e.description, key: key, suggestion: e.suggestions.first))
                         continue
                     }
-                    if sensors.count == 1 { namedOnTheirOwn.insert(sensors[0]) }
                     var parsed: UsageDetail?
                     switch StudyManifest.parseDetail(entry.value) {
                     case .success(let u):

@@ -147,7 +147,7 @@ extension Bindings {
     func warnEmptyForAReason(_ r: Reader, _ plan: FetchPlan) {
         guard r.stream == .samples, plan.ranges.isEmpty, let device = plan.device, r.sensor.deviceKinds.contains(device.kind),
               let from = plan.request.from, let to = plan.request.to else { return }
-        let clock = run.model.clock, zone = run.clock.timeZone, now = run.clock.now
+        let clock = run.model.clock, zone = run.clock.timeZone, now = run.clock.now, hold = run.model.switches.hold(r.sensor)
         let trueFrom = clock.trueTime(of: from), trueTo = clock.trueTime(of: to)
         guard trueTo > trueFrom else { return }
         let name = r.sensor.rawValue
@@ -156,10 +156,10 @@ extension Bindings {
             reason = ("early", "this fetch asks for data written up to \(LocalTime.minuteLabel(clock.wallTime(atTrue: trueTo), zone)), more than a year before the study: "
                 + "`from` and `to` are wall-clock seconds since 1970 (time.now(), time.parse); SensorKit's own times (sensorkit.now(), "
                 + "sensorkit.absoluteTime) go in `fromAbsolute` and `toAbsolute`")
-        } else if trueFrom >= now - run.model.switches.hold(r.sensor) {
-            let hours = NumberText.plain(run.model.switches.hold(r.sensor) / 3600)
+        } else if trueFrom >= now - hold {
+            let hours = NumberText.plain(hold / 3600)
             reason = ("hold", "this fetch's range lies wholly inside SensorKit's \(hours)-hour hold (data written after "
-                + "\(LocalTime.minuteLabel(clock.wallTime(atTrue: now - run.model.switches.hold(r.sensor)), zone)) is not readable yet): "
+                + "\(LocalTime.minuteLabel(clock.wallTime(atTrue: now - hold), zone)) is not readable yet): "
                 + "its answer is empty; fetch a range that ended at least \(hours) hours ago")
         } else if run.model.recording.intervals(r.sensor, until: now).isEmpty {
             reason = ("recording", "the sensor was never recording for this participant, so SensorKit holds nothing of it: its answer is empty. "

@@ -8,36 +8,25 @@ import SensorKitModel
 /// raw value the catalogue has no name for, text that is not UTF-8, input too long to quote
 /// whole, and a MyHeartCounts device column not in the producer's form.
 final class ImportInputTextTests: XCTestCase {
-    static let t0 = 1_699_401_600
     static let watchColumn = "\"model=Watch; name=Apple Watch; systemName=watchOS; systemVersion=10.4; productType=Watch7,2\""
     static let alsHeader = "timestamp,lux,placement,chromacityX,chromacityY,device\n"
-    static let window = "2023-11-07T155131-0600_2023-11-08T152527-0600.json"
-
-    /// Writes `bytes` to `dir/name` (creating folders); returns the path.
-    @discardableResult
-    func writeBytes(_ dir: URL, _ name: String, _ bytes: [UInt8]) throws -> String {
-        let url = dir.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(bytes).write(to: url)
-        return url.path
-    }
 
     /// A MyDataHelps ambient-light file of an iPhone whose items' placements are `placements`
     /// (JSON text, quotes included), in a fresh export tree; returns the tree's root.
     func mdhLight(_ dir: URL, placements: [String], deviceName: String = "\"iPhone\"") throws -> String {
         let items = placements.enumerated().map { i, p in
-            "{\"timestamp\":\((Self.t0 + 60 * i) * 1000),\"sample\":{\"lux\":\(10 + i),\"chromaticity\":{\"x\":0.3,\"y\":0.4},\"placement\":\(p)}}"
+            "{\"timestamp\":\((mdhWindowDay + 60 * i) * 1000),\"sample\":{\"lux\":\(10 + i),\"chromaticity\":{\"x\":0.3,\"y\":0.4},\"placement\":\(p)}}"
         }
         let json = "{\"device\":{\"name\":\(deviceName),\"model\":\"iPhone\",\"systemName\":\"iOS\",\"systemVersion\":\"17.1\",\"productType\":\"iPhone15,2\"},"
             + "\"samples\":[\(items.joined(separator: ","))]}"
-        try writeBytes(dir, "RK.1.P_1-2/sensorkit-ambient-light-sensor/iPhone/P1/p1/\(Self.window)", Array(json.utf8))
+        try writeFile(dir, "RK.1.P_1-2/sensorkit-ambient-light-sensor/iPhone/P1/p1/\(mdhWindowFileName)", json)
         return dir.appendingPathComponent("RK.1.P_1-2").path
     }
 
     /// A MyHeartCounts upload tree of participant u1 holding `bytes` as one upload of `sensor`
     /// (`SensorKit/<id>/A.csv`); returns the tree's root.
     func mhcUpload(_ dir: URL, _ sensor: Sensor, _ bytes: [UInt8], name: String = "A.csv") throws -> String {
-        try writeBytes(dir, "mhc/users/u1/SensorKit/\(sensor.identifier)/\(name)", bytes)
+        try writeFile(dir, "mhc/users/u1/SensorKit/\(sensor.identifier)/\(name)", bytes: bytes)
         return dir.appendingPathComponent("mhc").path
     }
 
@@ -52,7 +41,7 @@ final class ImportInputTextTests: XCTestCase {
         var out: [Int64] = []
         for d in p.devices {
             let b = try study.source.samples(participant: participant, sensor: .ambientLightSensor, device: d,
-                                             writtenAfter: Double(Self.t0 - 10), through: Double(Self.t0 + 86_400))
+                                             writtenAfter: Double(mdhWindowDay - 10), through: Double(mdhWindowDay + 86_400))
             out += recInts(b, "placement")
         }
         return out
@@ -99,7 +88,7 @@ final class ImportInputTextTests: XCTestCase {
     /// MyHeartCounts: the same in a CSV upload.
     func testMyHeartCountsUnnamedPlacementIsStoredAndNamed() throws {
         let dir = try recordedTempDir(self)
-        let t = Self.t0
+        let t = mdhWindowDay
         let csv = Self.alsHeader + "\(t),5,frontTop,0,0,\(Self.watchColumn)\n\(t + 60),6,unknown<9>,0,0,\(Self.watchColumn)\n"
         let root = try mhcUpload(dir.appendingPathComponent("good"), .ambientLightSensor, Array(csv.utf8))
         let (stats, store) = try importing(.mhc, root, into: dir)
@@ -125,7 +114,7 @@ final class ImportInputTextTests: XCTestCase {
         func failure(_ name: String, _ edit: ([UInt8]) -> [UInt8]) throws -> String {
             let sub = dir.appendingPathComponent(name)
             let root = try mdhLight(sub, placements: ["\"FrontTopRight\"", "\"FrontTop\""])
-            let file = sub.appendingPathComponent("RK.1.P_1-2/sensorkit-ambient-light-sensor/iPhone/P1/p1/\(Self.window)").path
+            let file = sub.appendingPathComponent("RK.1.P_1-2/sensorkit-ambient-light-sensor/iPhone/P1/p1/\(mdhWindowFileName)").path
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
             try Data(edit(bytes)).write(to: URL(fileURLWithPath: file))
             var message = ""
@@ -161,7 +150,7 @@ final class ImportInputTextTests: XCTestCase {
     /// naming the file, line and column.
     func testCSVFieldThatIsNotUTF8IsAnError() throws {
         let dir = try recordedTempDir(self)
-        let t = Self.t0
+        let t = mdhWindowDay
         let rows: [(String, [UInt8], String)] = [
             ("placement", Array("\(t),5,front".utf8) + [0xFF] + Array("Top,0,0,\(Self.watchColumn)\n".utf8), "column 'placement': the field is not UTF-8 text (byte 0xFF at byte 6 of it)"),
             ("device", Array("\(t),5,frontTop,0,0,\"model=Watch; name=A".utf8) + [0xFE] + Array("; systemName=watchOS; systemVersion=10; productType=Watch7,2\"\n".utf8),
@@ -191,7 +180,7 @@ final class ImportInputTextTests: XCTestCase {
         let long = String(repeating: "x", count: 3_000_000)
         XCTAssertEqual(ImportError.excerpt(long), String(repeating: "x", count: 100) + "… (3000000 bytes)")
         let dir = try recordedTempDir(self)
-        let t = Self.t0
+        let t = mdhWindowDay
         // A phone's heart rate (refused, named in a warning) whose device text is 3 MB.
         let csv = "timestamp,value,confidence,device\n\(t),60,3,\(long)\n\(t + 60),61,3,\(long)\n"
         let root = try mhcUpload(dir.appendingPathComponent("device"), .heartRate, Array(csv.utf8))
@@ -214,11 +203,11 @@ final class ImportInputTextTests: XCTestCase {
     /// the text and what was made of it; the producer's form is not.
     func testDeviceColumnNotInTheProducerFormIsWarnedOncePerFile() throws {
         let dir = try recordedTempDir(self)
-        let t = Self.t0
+        let t = mdhWindowDay
         let heart = "timestamp,value,confidence,device\n\(t),60,3,\(Self.watchColumn)\n\(t + 60),61,3,Apple Watch Series 9\n\(t + 120),62,3,Apple Watch Series 9\n"
         let accel = "timestamp,identifier,x,y,z,device\n\(t),1,0.1,0.2,0.3,iPhone\n\(t),1,0.1,0.2,0.3,iPhone\n"
-        try writeBytes(dir, "mhc/users/u1/SensorKit/\(Sensor.heartRate.identifier)/A.csv", Array(heart.utf8))
-        try writeBytes(dir, "mhc/users/u1/SensorKit/\(Sensor.accelerometer.identifier)/B.csv", Array(accel.utf8))
+        try writeFile(dir, "mhc/users/u1/SensorKit/\(Sensor.heartRate.identifier)/A.csv", heart)
+        try writeFile(dir, "mhc/users/u1/SensorKit/\(Sensor.accelerometer.identifier)/B.csv", accel)
         let (stats, _) = try importing(.mhc, dir.appendingPathComponent("mhc").path, into: dir)
         XCTAssertEqual(stats.rowsRead, 5)
         let formWarnings = stats.warnings.filter { $0.contains("not the form MyHeartCounts writes") }

@@ -7,17 +7,15 @@ import SensorKitModel
 /// What an import's summary says: a device object that disagrees with its folder, the counts
 /// of each participant's devices apart, and every file not read with the right reason.
 final class ImportSummaryTests: XCTestCase {
-    static let t0 = 1_699_401_600
-    static let window = "2023-11-07T155131-0600_2023-11-08T152527-0600.json"
     static let phone = "{\"name\":\"iPhone\",\"model\":\"iPhone\",\"systemName\":\"iOS\",\"systemVersion\":\"17.1\",\"productType\":\"iPhone15,2\"}"
     static let watch = "{\"name\":\"Apple Watch\",\"model\":\"Watch\",\"systemName\":\"watchOS\",\"systemVersion\":\"10.1\",\"productType\":\"Watch6,14\"}"
 
     /// Writes a MyDataHelps ambient-light file of `rows` items from `t` under `root`.
-    func mdhLight(_ root: URL, folder: String, participant: String, deviceID: String, device: String, rows: Int, t: Int = t0) throws {
+    func mdhLight(_ root: URL, folder: String, participant: String, deviceID: String, device: String, rows: Int, t: Int = mdhWindowDay) throws {
         let items = (0..<rows).map { i in
             "{\"timestamp\":\((t + 60 * i) * 1000),\"sample\":{\"lux\":\(10 + i),\"chromaticity\":{\"x\":0.3,\"y\":0.4},\"placement\":\"FrontTop\"}}"
         }
-        try writeFile(root, "sensorkit-ambient-light-sensor/\(folder)/\(participant)/\(deviceID)/\(Self.window)",
+        try writeFile(root, "sensorkit-ambient-light-sensor/\(folder)/\(participant)/\(deviceID)/\(mdhWindowFileName)",
                       "{\"device\":\(device),\"samples\":[\(items.joined(separator: ","))]}")
     }
 
@@ -32,12 +30,12 @@ final class ImportSummaryTests: XCTestCase {
         let dir = try recordedTempDir(self)
         let root = dir.appendingPathComponent("RK.1.P_1-2")
         try mdhLight(root, folder: "iPhone", participant: "P1", deviceID: "w9", device: Self.watch, rows: 3)
-        try mdhLight(root, folder: "iPhone", participant: "P1", deviceID: "p1", device: Self.phone, rows: 3, t: Self.t0 + 1_000)
-        try mdhLight(root, folder: "AppleWatch", participant: "P1", deviceID: "w1", device: Self.watch, rows: 3, t: Self.t0 + 2_000)
+        try mdhLight(root, folder: "iPhone", participant: "P1", deviceID: "p1", device: Self.phone, rows: 3, t: mdhWindowDay + 1_000)
+        try mdhLight(root, folder: "AppleWatch", participant: "P1", deviceID: "w1", device: Self.watch, rows: 3, t: mdhWindowDay + 2_000)
         let (stats, store) = try importing(.mdhJSON, root, into: dir)
         XCTAssertEqual(stats.rowsStored, 9)
         let mismatches = stats.warnings.filter { $0.contains("the device object describes") }
-        XCTAssertEqual(mismatches, [root.path + "/sensorkit-ambient-light-sensor/iPhone/P1/w9/\(Self.window): the device object describes a watch "
+        XCTAssertEqual(mismatches, [root.path + "/sensorkit-ambient-light-sensor/iPhone/P1/w9/\(mdhWindowFileName): the device object describes a watch "
                                     + "(model 'Watch', systemName 'watchOS', productType 'Watch6,14'), but the file is in the device-type folder 'iPhone' "
                                     + "(a phone): stored as the folder says, a phone with the object's fields"])
         let devices = try XCTUnwrap(RecordedStudy(store: store).participant("P1")).devices
@@ -51,13 +49,13 @@ final class ImportSummaryTests: XCTestCase {
         let dir = try recordedTempDir(self)
         let root = dir.appendingPathComponent("RK.1.P_1-2")
         let device = Self.phone.replacingOccurrences(of: "}", with: ",\"serial\":\"F2LX\"}")
-        let item = "{\"timestamp\":\(Self.t0 * 1000),\"sample\":{\"lux\":5,\"chromaticity\":{\"x\":0.3,\"y\":0.4,\"z\":0.3},\"placement\":\"FrontTop\"}}"
-        try writeFile(root, "sensorkit-ambient-light-sensor/iPhone/P1/p1/\(Self.window)", "{\"device\":\(device),\"samples\":[\(item)]}")
-        let visit = "{\"timestamp\":\(Self.t0 * 1000),\"sample\":{\"distanceFromHome\":1200.0,"
+        let item = "{\"timestamp\":\(mdhWindowDay * 1000),\"sample\":{\"lux\":5,\"chromaticity\":{\"x\":0.3,\"y\":0.4,\"z\":0.3},\"placement\":\"FrontTop\"}}"
+        try writeFile(root, "sensorkit-ambient-light-sensor/iPhone/P1/p1/\(mdhWindowFileName)", "{\"device\":\(device),\"samples\":[\(item)]}")
+        let visit = "{\"timestamp\":\(mdhWindowDay * 1000),\"sample\":{\"distanceFromHome\":1200.0,"
             + "\"arrivalDateInterval\":{\"start\":\"2023-11-08T08:00:00Z\",\"end\":\"2023-11-08T08:15:00Z\",\"duration\":900},"
             + "\"departureDateInterval\":{\"start\":\"2023-11-08T17:00:00Z\",\"end\":\"2023-11-08T17:15:00Z\",\"duration\":900},"
             + "\"locationCategory\":\"Work\",\"identifier\":\"ABC\"}}"
-        try writeFile(root, "sensorkit-visits/iPhone/P1/p1/\(Self.window)", "{\"device\":\(Self.phone),\"samples\":[\(visit)]}")
+        try writeFile(root, "sensorkit-visits/iPhone/P1/p1/\(mdhWindowFileName)", "{\"device\":\(Self.phone),\"samples\":[\(visit)]}")
         let (stats, _) = try importing(.mdhJSON, root, into: dir)
         XCTAssertEqual(stats.rowsStored, 2)
         XCTAssertEqual(stats.notUnderstood, ["ambientLightSensor sample: chromaticity.z": 1, "ambientLightSensor device: serial": 1])
@@ -87,7 +85,7 @@ final class ImportSummaryTests: XCTestCase {
         let dir = try recordedTempDir(self)
         let root = dir.appendingPathComponent("tree")
         try writeFile(root, "users/u1/SensorKit/\(Sensor.heartRate.identifier)/A.csv",
-                      "timestamp,value,confidence,device\n\(Self.t0),60,3,\"model=Watch; name=W; systemName=watchOS; systemVersion=10; productType=Watch7,2\"\n")
+                      "timestamp,value,confidence,device\n\(mdhWindowDay),60,3,\"model=Watch; name=W; systemName=watchOS; systemVersion=10; productType=Watch7,2\"\n")
         try writeFile(root, "users/notes.csv", "timestamp,value\n")
         try writeFile(root, "README.txt", "about the export\n")
         try writeFile(root, "users/u1/liveHealthSamples/batch1/notes.json", "[]")

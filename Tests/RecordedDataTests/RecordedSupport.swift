@@ -102,12 +102,23 @@ func assertSameRows(_ a: SampleBatch, _ b: SampleBatch, _ what: String, file: St
     }
 }
 
+/// A MyDataHelps file name: its query window, 2023-11-07 15:51:31 to 2023-11-08 15:25:27 at -0600.
+let mdhWindowFileName = "2023-11-07T155131-0600_2023-11-08T152527-0600.json"
+/// 2023-11-08 00:00 UTC (seconds since 1970), inside `mdhWindowFileName`'s window.
+let mdhWindowDay = 1_699_401_600
+
 /// Writes `text` to `dir/name` (creating folders) and returns the path.
 @discardableResult
 func writeFile(_ dir: URL, _ name: String, _ text: String) throws -> String {
+    try writeFile(dir, name, bytes: Array(text.utf8))
+}
+
+/// Writes `bytes` (text or not) to `dir/name` (creating folders) and returns the path.
+@discardableResult
+func writeFile(_ dir: URL, _ name: String, bytes: [UInt8]) throws -> String {
     let url = dir.appendingPathComponent(name)
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try text.write(to: url, atomically: true, encoding: .utf8)
+    try Data(bytes).write(to: url)
     return url.path
 }
 
